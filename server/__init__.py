@@ -1,0 +1,1 @@
+"""Process entry, MySQL protocol sessions, statement dispatch, SHOW commands, daemons, configuration."""

@@ -1,0 +1,202 @@
+"""Catalog objects, named as in Doris's FE (OlapTable, MaterializedIndexMeta, Partition, Tablet, Rowset).
+
+All are frozen dataclasses: a change is a new object committed by the store in one SQLite transaction.
+Column types are Doris type strings as DESC shows them (`INT`, `DECIMAL(10, 2)`, `VARCHAR(20)`, `DATE`,
+`DATETIME(3)`, `STRING`, `LARGEINT` ...). Storage treats them as opaque; `sql.types` interprets them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Doris starts every partition at version 1, so the first load publishes version 2.
+PARTITION_INIT_VERSION = 1
+
+KEYS_AGG = "AGG_KEYS"
+KEYS_UNIQUE = "UNIQUE_KEYS"
+KEYS_DUP = "DUP_KEYS"
+
+INDEX_NORMAL = "NORMAL"
+INDEX_SHADOW = "SHADOW"  # written by loads, not visible to queries (rollup being built)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # Doris type text, e.g. "DECIMAL(10, 2)"
+    is_key: bool
+    aggregation: str | None  # SUM / MAX / MIN / REPLACE / REPLACE_IF_NOT_NULL / NONE; None for key columns
+    nullable: bool = True
+    default: str | None = None  # literal text as written; "CURRENT_TIMESTAMP" etc. kept verbatim
+    comment: str = ""
+    unique_id: int = 0  # stable per table, survives renames/reorders in rollups
+
+
+@dataclass(frozen=True)
+class MaterializedIndexMeta:
+    """One index's schema, stored once per table: the base index or a rollup."""
+
+    index_id: int
+    name: str
+    columns: tuple[Column, ...]  # key columns first, in sort order
+    keys_type: str
+    short_key_column_count: int
+    schema_hash: int = 0
+    state: str = INDEX_NORMAL
+
+
+@dataclass(frozen=True)
+class IndexDef:
+    """An `INDEX name (col) USING BITMAP|INVERTED|NGRAM_BF` definition."""
+
+    name: str
+    columns: tuple[str, ...]
+    index_type: str  # BITMAP / INVERTED / NGRAM_BF
+    comment: str = ""
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class DistributionInfo:
+    type: str  # HASH / RANDOM
+    columns: tuple[str, ...]  # empty for RANDOM
+    buckets: int  # default bucket number for new partitions
+    auto: bool = False  # BUCKETS AUTO
+
+
+@dataclass(frozen=True)
+class PartitionItem:
+    """A partition's definition. Bounds are literal strings as Doris prints them ('2020-01-01', '100').
+
+    RANGE: `lower` / `upper` are tuples (one value per partition column); `upper is None` means MAXVALUE,
+    `lower` of the first LESS THAN partition is the type minimum (filled in by the analyser).
+    LIST: `values` holds one tuple per listed value (one element per partition column).
+    UNPARTITIONED tables have one item named like the table with everything None.
+    """
+
+    name: str
+    lower: tuple[str, ...] | None = None
+    upper: tuple[str, ...] | None = None
+    values: tuple[tuple[str, ...], ...] | None = None
+    buckets: int | None = None  # per-partition BUCKETS, None = table default
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    type: str  # RANGE / LIST / UNPARTITIONED
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Partition:
+    partition_id: int
+    table_id: int
+    item: PartitionItem
+    buckets: int
+    visible_version: int = PARTITION_INIT_VERSION
+    visible_version_time: float = 0.0  # unix seconds
+    next_version: int = PARTITION_INIT_VERSION + 1
+    data_size: int = 0  # bytes of one copy of the data
+    row_count: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.item.name
+
+
+@dataclass(frozen=True)
+class Tablet:
+    tablet_id: int
+    table_id: int
+    partition_id: int
+    index_id: int
+    bucket: int
+
+
+@dataclass(frozen=True)
+class Rowset:
+    """The data one load (or one compaction) wrote into one tablet: versions [start_version, end_version]."""
+
+    rowset_id: str
+    tablet_id: int
+    start_version: int
+    end_version: int
+    num_rows: int
+    num_segments: int
+    data_size: int
+    txn_id: int
+    kind: str = "DATA"  # DATA / DELETE
+    delete_predicate: str | None = None  # JSON of ColumnPredicates for a DELETE rowset
+    overlapping: bool = True
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class OlapTable:
+    table_id: int
+    db_id: int
+    name: str
+    keys_type: str
+    columns: tuple[Column, ...]  # base schema, key columns first
+    partition_info: PartitionInfo
+    distribution: DistributionInfo
+    base_index_id: int
+    indexes: tuple[MaterializedIndexMeta, ...]  # base first, then rollups by creation
+    partitions: tuple[Partition, ...]  # in range / list / creation order
+    properties: tuple[tuple[str, str], ...] = ()  # normalized PROPERTIES, in SHOW CREATE TABLE order
+    index_defs: tuple[IndexDef, ...] = ()
+    comment: str = ""
+    create_time: float = 0.0
+    update_time: float = 0.0
+
+    def column(self, name: str) -> Column | None:
+        lname = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lname), None)
+
+    @property
+    def key_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.is_key)
+
+    @property
+    def base_index(self) -> MaterializedIndexMeta:
+        return next(i for i in self.indexes if i.index_id == self.base_index_id)
+
+    def visible_indexes(self) -> tuple[MaterializedIndexMeta, ...]:
+        return tuple(i for i in self.indexes if i.state == INDEX_NORMAL)
+
+    def partition(self, name: str) -> Partition | None:
+        lname = name.lower()
+        return next((p for p in self.partitions if p.name.lower() == lname), None)
+
+    @property
+    def props(self) -> dict[str, str]:
+        return dict(self.properties)
+
+
+@dataclass(frozen=True)
+class Database:
+    db_id: int
+    name: str
+    create_time: float = 0.0
+    properties: tuple[tuple[str, str], ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """What CREATE TABLE asks the catalog to create, fully analysed (defaults applied, rules checked).
+
+    The catalog allocates ids, the base MaterializedIndexMeta, one Partition per item and
+    one Tablet per bucket per index per partition.
+    """
+
+    name: str
+    keys_type: str
+    columns: tuple[Column, ...]
+    short_key_column_count: int
+    partition_info: PartitionInfo
+    partition_items: tuple[PartitionItem, ...]
+    distribution: DistributionInfo
+    properties: tuple[tuple[str, str], ...] = ()
+    index_defs: tuple[IndexDef, ...] = ()
+    comment: str = ""
