@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 import pyarrow as pa
+from sqlglot import exp
 
 from sql.errors import analysis_error
 
@@ -230,3 +231,21 @@ def mysql_column(arrow_type: pa.DataType) -> tuple[MysqlType, int, int, int, int
         return MysqlType.BLOB, 65535, 0, BINARY_FLAG, CHARSET_BINARY
     # strings and anything else are sent as text
     return MysqlType.VAR_STRING, 65533 * 4, 0, 0, CHARSET_UTF8MB4
+
+
+# sqlglot DataType names -> Doris base names (the dialect's tokenizer folds LARGEINT, DATEV2, ... into these)
+_SQLGLOT_NAMES = {
+    "BOOLEAN": "BOOLEAN", "TINYINT": "TINYINT", "SMALLINT": "SMALLINT", "INT": "INT", "BIGINT": "BIGINT",
+    "INT128": "LARGEINT", "FLOAT": "FLOAT", "DOUBLE": "DOUBLE", "DECIMAL": "DECIMAL", "DATE": "DATE",
+    "DATETIME": "DATETIME", "TIMESTAMP": "DATETIME", "TIMESTAMPTZ": "DATETIME", "CHAR": "CHAR",
+    "VARCHAR": "VARCHAR", "TEXT": "STRING",
+}
+
+
+def type_from_sqlglot(data_type: exp.DataType) -> DorisType:
+    """A DorisType from a parsed sqlglot DataType (column definitions, CAST targets)."""
+    name = _SQLGLOT_NAMES.get(data_type.this.name)
+    if name is None:
+        raise analysis_error(f"Unsupported data type: {data_type.sql('doris')}")
+    args = [p.name for p in data_type.expressions]
+    return parse_type(f"{name}({', '.join(args)})" if args else name)

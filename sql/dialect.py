@@ -1,0 +1,304 @@
+"""dorislite's SQL dialect: sqlglot's Doris dialect plus the Doris grammar it lacks.
+
+Every difference is a table entry (tokenizer keywords, constraint / property / SHOW / SET / ADMIN parsers);
+a `_parse_*` method is overridden only where the grammar itself differs (partition items, BUCKETS AUTO,
+DESC t ALL / EXPLAIN levels, INSERT ... WITH LABEL).
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from sqlglot import exp
+from sqlglot.dialects.doris import Doris
+from sqlglot.parsers.doris import DorisParser
+from sqlglot.tokens import TokenType
+from sqlglot.trie import new_trie
+
+from sql import expressions as dx
+
+AGG_TYPES = (
+    "SUM", "MAX", "MIN", "REPLACE", "REPLACE_IF_NOT_NULL",
+    "HLL_UNION", "BITMAP_UNION", "QUANTILE_UNION", "GENERIC",
+)
+
+# EXPLAIN [level] <query>; multi-word levels are matched as token sequences
+EXPLAIN_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("VERBOSE",), ("GRAPH",), ("TREE",), ("DUMP",), ("PLAN",),
+    ("PARSED", "PLAN"), ("ANALYZED", "PLAN"), ("REWRITTEN", "PLAN"), ("LOGICAL", "PLAN"),
+    ("OPTIMIZED", "PLAN"), ("PHYSICAL", "PLAN"), ("SHAPE", "PLAN"), ("MEMO", "PLAN"),
+    ("DISTRIBUTED", "PLAN"), ("ALL", "PLAN"),
+)
+
+BATCH_UNITS = ("HOUR", "DAY", "WEEK", "MONTH", "YEAR")
+
+# tokens that start a query after EXPLAIN / DESC
+_QUERY_START = {TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN, TokenType.VALUES}
+
+
+def _agg_type(name: str) -> t.Callable[[DorisLiteParser], exp.Expr]:
+    return lambda self: self.expression(dx.AggTypeColumnConstraint(this=exp.var(name)))
+
+
+def _show(this: str, **kwargs: t.Any) -> t.Callable[[DorisLiteParser], exp.Expr]:
+    return lambda self: self._parse_show_mysql(this, **kwargs)
+
+
+class DorisLiteParser(DorisParser):
+    CONSTRAINT_PARSERS = {
+        **DorisParser.CONSTRAINT_PARSERS,
+        **{name: _agg_type(name) for name in AGG_TYPES},
+    }
+
+    PROPERTY_PARSERS = {
+        **DorisParser.PROPERTY_PARSERS,
+        "AGGREGATE": lambda self: self._parse_composite_key_property(exp.AggregateKeyProperty),
+        "DUPLICATE": lambda self: self._parse_composite_key_property(exp.DuplicateKeyProperty),
+        "ROLLUP": lambda self: self._parse_rollup_property(),
+    }
+
+    SHOW_PARSERS = {
+        **DorisParser.SHOW_PARSERS,
+        "INDEXES": _show("INDEX", target="FROM"),
+        "KEYS": _show("INDEX", target="FROM"),
+        "FRONTEND CONFIG": _show("FRONTEND CONFIG"),
+        "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
+        "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
+    }
+    SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    SET_PARSERS = {
+        **DorisParser.SET_PARSERS,
+        "PASSWORD": lambda self: self._parse_set_password(),
+    }
+    SET_TRIE = new_trie(key.split(" ") for key in SET_PARSERS)
+
+    # Statements that start with a plain word sqlglot has no token type for
+    ADMIN_PARSERS: t.ClassVar[dict[str, t.Callable[[DorisLiteParser], exp.Expr]]] = {
+        "SET FRONTEND CONFIG": lambda self: self.expression(
+            dx.AdminSetConfig(expressions=self._parse_wrapped_properties())
+        ),
+        "SHOW FRONTEND CONFIG": _show("FRONTEND CONFIG"),
+    }
+    ADMIN_TRIE = new_trie(key.split(" ") for key in ADMIN_PARSERS)
+
+    def _parse_statement(self) -> exp.Expr | None:
+        if self._curr and self._curr.token_type == TokenType.VAR and self._curr.text.upper() == "ADMIN":
+            start = self._curr
+            self._advance()
+            parser = self._find_parser(self.ADMIN_PARSERS, self.ADMIN_TRIE)
+            if parser:
+                return parser(self)
+            return self._parse_as_command(start)
+        return super()._parse_statement()
+
+    # -- column definitions -----------------------------------------------------------------------
+    def _parse_column_constraint(self) -> exp.Expr | None:
+        # Doris: `k INT KEY` marks a key column (MySQL would read a PRIMARY KEY)
+        if self._match(TokenType.KEY):
+            return self.expression(exp.ColumnConstraint(kind=dx.KeyColumnConstraint()))
+        return super()._parse_column_constraint()
+
+    def _parse_index_constraint(self, kind: str | None = None) -> exp.IndexColumnConstraint:
+        index = super()._parse_index_constraint(kind)
+        # INDEX idx (c) USING INVERTED PROPERTIES ("parser" = "english") [COMMENT '..']
+        options = list(index.args.get("options") or [])
+        while self._match_text_seq("PROPERTIES"):
+            options.append(dx.IndexProperties(expressions=self._parse_wrapped_properties()))
+            options.extend(self._parse_index_constraint_options())
+        index.set("options", options)
+        return index
+
+    # -- table properties -------------------------------------------------------------------------
+    def _parse_distributed_property(self) -> exp.DistributedByProperty:
+        if self._match_text_seq("BY", "HASH"):
+            kind, expressions = "HASH", self._parse_wrapped_id_vars()
+        elif self._match_text_seq("BY", "RANDOM"):
+            kind, expressions = "RANDOM", None
+        else:
+            self.raise_error("Expected HASH (...) or RANDOM after DISTRIBUTED BY")
+            kind, expressions = "HASH", None
+        buckets: exp.Expr | None = None
+        if self._match_text_seq("BUCKETS"):
+            # keep AUTO distinct from an omitted BUCKETS clause (sqlglot folds both into None)
+            buckets = exp.var("AUTO") if self._match_text_seq("AUTO") else self._parse_number()
+            if buckets is None:
+                self.raise_error("Expected a number or AUTO after BUCKETS")
+        return self.expression(
+            exp.DistributedByProperty(expressions=expressions, kind=kind, buckets=buckets)
+        )
+
+    def _parse_rollup_property(self) -> exp.RollupProperty:
+        def rollup_index() -> exp.RollupIndex:
+            name = self._parse_id_var()
+            columns = self._parse_wrapped_id_vars()
+            props: list[exp.Expr] = []
+            if self._match_text_seq("DUPLICATE", "KEY"):
+                props.append(exp.DuplicateKeyProperty(expressions=self._parse_wrapped_id_vars()))
+            if self._match_text_seq("PROPERTIES"):
+                props.extend(t.cast(list, self._parse_wrapped_properties()))
+            return self.expression(
+                exp.RollupIndex(
+                    this=name,
+                    expressions=columns,
+                    properties=exp.Properties(expressions=props) if props else None,
+                )
+            )
+
+        return self.expression(exp.RollupProperty(expressions=self._parse_wrapped_csv(rollup_index)))
+
+    # -- partitions -------------------------------------------------------------------------------
+    def _parse_partition_property(self) -> exp.Expr | None | list[exp.Expr]:
+        if self._match_text_seq("RANGE"):
+            container: type[exp.Expr] = exp.PartitionByRangeProperty
+        elif self._match_text_seq("LIST"):
+            container = exp.PartitionByListProperty
+        else:
+            return self._parse_partitioned_by()
+        columns = self._parse_wrapped_csv(self._parse_column)
+        self._match_l_paren()
+        items = [] if self._match(TokenType.R_PAREN, advance=False) else self._parse_csv(
+            self._parse_partition_item
+        )
+        self._match_r_paren()
+        node = container(partition_expressions=columns, create_expressions=items)
+        # `PARTITION BY RANGE(k) ()` is valid Doris (dynamic partitions fill it); sqlglot's
+        # validation would reject the empty list, so only non-empty clauses are validated
+        return self.expression(node) if items else node
+
+    def _parse_partition_item(self) -> exp.Expr | None:
+        if self._match(TokenType.FROM):
+            start = self._parse_wrapped_csv(self._parse_partition_value)
+            self._match_text_seq("TO") or self.raise_error("Expected TO")
+            end = self._parse_wrapped_csv(self._parse_partition_value)
+            self._match(TokenType.INTERVAL) or self.raise_error("Expected INTERVAL")
+            number = self._parse_partition_value()
+            unit = exp.var(self._prev.text.upper()) if self._match_texts(BATCH_UNITS) else None
+            return self.expression(
+                exp.PartitionByRangePropertyDynamic(
+                    start=exp.Tuple(expressions=start),
+                    end=exp.Tuple(expressions=end),
+                    every=exp.Interval(this=number, unit=unit),
+                )
+            )
+
+        self._match(TokenType.PARTITION) or self.raise_error("Expected PARTITION")
+        self._match_text_seq("IF", "NOT", "EXISTS")
+        name = self._parse_id_var()
+        self._match(TokenType.VALUES) or self.raise_error("Expected VALUES")
+        node: exp.Expr
+        if self._match_text_seq("LESS", "THAN"):
+            if self._match_text_seq("MAXVALUE"):
+                values = [exp.var("MAXVALUE")]
+            else:
+                values = self._parse_wrapped_csv(self._parse_partition_value)
+            node = dx.PartitionLessThan(this=name, expressions=values)
+        elif self._match(TokenType.L_BRACKET):
+            lower = self._parse_wrapped_csv(self._parse_partition_value)
+            self._match(TokenType.COMMA) or self.raise_error("Expected , between range bounds")
+            upper = self._parse_wrapped_csv(self._parse_partition_value)
+            self._match(TokenType.R_PAREN) or self.raise_error("Expected ) closing the range")
+            node = dx.PartitionFixedRange(
+                this=name, lower=exp.Tuple(expressions=lower), upper=exp.Tuple(expressions=upper)
+            )
+        elif self._match(TokenType.IN):
+            node = dx.PartitionValuesIn(
+                this=name, expressions=self._parse_wrapped_csv(self._parse_list_partition_value)
+            )
+        else:
+            self.raise_error("Expected LESS THAN, [ or IN after VALUES")
+            return None
+        if self._match(TokenType.L_PAREN, advance=False):
+            node.set("properties", exp.Properties(expressions=self._parse_wrapped_properties()))
+        return self.expression(node)
+
+    def _parse_list_partition_value(self) -> exp.Expr | None:
+        if self._match(TokenType.L_PAREN, advance=False):
+            return exp.Tuple(expressions=self._parse_wrapped_csv(self._parse_partition_value))
+        return self._parse_partition_value()
+
+    def _parse_partition_value(self) -> exp.Expr | None:
+        if self._match_text_seq("MAXVALUE"):
+            return exp.var("MAXVALUE")
+        negative = self._match(TokenType.DASH)
+        value = self._parse_primary()
+        if not isinstance(value, (exp.Literal, exp.Null, exp.Boolean)):
+            self.raise_error("Expected a literal partition value")
+            return value
+        if negative:
+            if not (isinstance(value, exp.Literal) and value.is_number):
+                self.raise_error("Expected a number after -")
+            return exp.Literal.number(f"-{value.this}")
+        return value
+
+    # -- SHOW / SET / DESC / INSERT ---------------------------------------------------------------
+    def _parse_show_partitions(self, temporary: bool) -> dx.ShowPartitions:
+        self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
+        table = self._parse_table_parts()
+        where = self._parse_where()
+        order = self._parse_order()
+        offset, limit = self._parse_oldstyle_limit()
+        if self._match_text_seq("OFFSET"):
+            offset = self._parse_number()
+        return self.expression(
+            dx.ShowPartitions(
+                this=table, temporary=temporary, where=where, order=order, limit=limit, offset=offset
+            )
+        )
+
+    def _parse_set_password(self) -> dx.SetPassword:
+        user = host = None
+        if self._match(TokenType.FOR):
+            user = self._parse_string() or self._parse_id_var()
+            if self._match(TokenType.PARAMETER):
+                host = self._parse_string() or self._parse_id_var()
+        self._match(TokenType.EQ) or self.raise_error("Expected = in SET PASSWORD")
+        if self._match_text_seq("PASSWORD"):
+            password, hashed = self._parse_wrapped(self._parse_string), False
+        else:
+            password, hashed = self._parse_string(), True
+        if password is None:
+            self.raise_error("Expected a password string")
+        return self.expression(dx.SetPassword(this=password, user=user, host=host, hashed=hashed))
+
+    def _parse_describe(self) -> exp.Describe:
+        level = None
+        for words in EXPLAIN_LEVELS:
+            if self._match_text_seq(*words):
+                level = " ".join(words)
+                break
+        if self._curr and self._curr.token_type in _QUERY_START | {TokenType.INSERT}:
+            this = self._parse_statement()
+            return self.expression(exp.Describe(this=this, style=level))
+        if level:
+            self.raise_error(f"Expected a query after EXPLAIN {level}")
+        this = self._parse_table_parts()
+        style = "ALL" if self._match(TokenType.ALL) else None
+        return self.expression(exp.Describe(this=this, style=style))
+
+    def _parse_insert_table(self) -> exp.Expr | None:
+        this = self._parse_table(schema=False, parse_partition=True)
+        if self._match_text_seq("WITH", "LABEL"):
+            self._insert_label = self._parse_id_var()
+        return self._parse_schema(this=this)
+
+    def _parse_insert(self) -> exp.Insert | exp.MultitableInserts:
+        self._insert_label: exp.Expr | None = None
+        insert = super()._parse_insert()
+        if self._insert_label is not None:
+            insert.set("label", dx.InsertLabel(this=self._insert_label))
+        return insert
+
+
+class DorisLite(Doris):
+    class Tokenizer(Doris.Tokenizer):
+        KEYWORDS = {
+            **Doris.Tokenizer.KEYWORDS,
+            "LARGEINT": TokenType.INT128,
+            "DATEV2": TokenType.DATE,
+            "DATETIMEV2": TokenType.DATETIME,
+            "DECIMALV2": TokenType.DECIMAL,
+            "DECIMALV3": TokenType.DECIMAL,
+        }
+
+    Parser = DorisLiteParser

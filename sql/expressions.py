@@ -1,0 +1,78 @@
+"""Doris-only AST nodes, declared by `arg_types` like sqlglot's own (sqlglot lacks these shapes).
+
+Everything else reuses sqlglot's nodes: DuplicateKeyProperty / UniqueKeyProperty / AggregateKeyProperty,
+DistributedByProperty (buckets = Var AUTO for `BUCKETS AUTO`), PartitionByRangeProperty /
+PartitionByListProperty as the partition-clause containers, PartitionByRangePropertyDynamic for a batch
+`FROM (..) TO (..) INTERVAL n [unit]` item, RollupProperty / RollupIndex, IndexColumnConstraint, Show.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+class AggTypeColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """`cost BIGINT SUM`: the aggregation type of a value column (this = Var SUM/MAX/...)."""
+
+    arg_types = {"this": True}
+
+
+class KeyColumnConstraint(exp.Expression, exp.ColumnConstraintKind):
+    """`k1 INT KEY`: the column is declared a key column in its own definition."""
+
+    arg_types: dict[str, bool] = {}
+
+
+class PartitionLessThan(exp.Expression):
+    """`PARTITION p VALUES LESS THAN (v, ...)`; expressions = [Var MAXVALUE] for bare MAXVALUE."""
+
+    arg_types = {"this": True, "expressions": True, "properties": False}
+
+
+class PartitionFixedRange(exp.Expression):
+    """`PARTITION p VALUES [(lower...), (upper...))` (left-closed, right-open)."""
+
+    arg_types = {"this": True, "lower": True, "upper": True, "properties": False}
+
+
+class PartitionValuesIn(exp.Expression):
+    """`PARTITION p VALUES IN (v, ...)` or multi-column `IN ((a, b), ...)` (Tuples)."""
+
+    arg_types = {"this": True, "expressions": True, "properties": False}
+
+
+class IndexProperties(exp.Expression):
+    """`INDEX idx (c) USING INVERTED PROPERTIES (...)`: kept among the index options."""
+
+    arg_types = {"expressions": True}
+
+
+class ShowPartitions(exp.Expression):
+    """`SHOW [TEMPORARY] PARTITIONS FROM [db.]t [WHERE ..] [ORDER BY ..] [LIMIT ..]`."""
+
+    arg_types = {
+        "this": True,
+        "temporary": False,
+        "where": False,
+        "order": False,
+        "limit": False,
+        "offset": False,
+    }
+
+
+class AdminSetConfig(exp.Expression):
+    """`ADMIN SET FRONTEND CONFIG ("k" = "v")`: expressions are Property(k, v)."""
+
+    arg_types = {"expressions": True}
+
+
+class SetPassword(exp.Expression):
+    """`SET PASSWORD [FOR user@host] = PASSWORD('x') | 'hash'` (hashed = the second form)."""
+
+    arg_types = {"this": True, "user": False, "host": False, "hashed": False}
+
+
+class InsertLabel(exp.Expression):
+    """`INSERT INTO t WITH LABEL l ...`: the load label."""
+
+    arg_types = {"this": True}

@@ -1,0 +1,621 @@
+"""Text -> typed statements.
+
+`parse(text)` runs one sqlglot parse with the DorisLite dialect over the whole text (statements split on
+`;`), then turns each expression into a `sql.statements` dataclass through `_BUILDERS`, a table keyed by
+sqlglot node class. A generic `exp.Command` (sqlglot's raw-text fallback) is never passed on: it becomes
+an "Unsupported statement" error. Syntax errors are MySQL 1064 with a clean, colour-free message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from sqlglot import exp
+from sqlglot.errors import ParseError, SqlglotError
+
+from sql import expressions as dx
+from sql import statements as st
+from sql.dialect import DorisLite
+from sql.errors import SqlError, analysis_error, parse_error
+
+_DIALECT = DorisLite()
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def parse(text: str) -> list[st.Statement]:
+    """Parse one or more `;`-separated statements. Raises SqlError (1064 syntax, 1105 unsupported)."""
+    if "/*!" in text:
+        text = expand_executable_comments(text)
+    try:
+        expressions = _DIALECT.parse(text)
+    except SqlglotError as e:
+        raise _syntax_error(e, text) from None
+    except RecursionError:
+        raise parse_error("errCode = 2, detailMessage = Syntax error: statement is nested too deeply") from None
+    return [
+        to_statement(e)
+        for e in expressions
+        if e is not None and not isinstance(e, exp.Semicolon)
+    ]
+
+
+def to_statement(expression: exp.Expr) -> st.Statement:
+    for cls in type(expression).__mro__:
+        builder = _BUILDERS.get(cls)
+        if builder is not None:
+            return builder(expression)
+    if isinstance(expression, (exp.Condition, exp.Alias, exp.Identifier)):
+        # a bare expression is not a statement (`SELEC 1` may parse as `SELEC AS 1`)
+        raise _syntax_error_at(expression.sql(dialect=_DIALECT))
+    raise unsupported(expression.key.upper())
+
+
+def unsupported(kind: str) -> SqlError:
+    return analysis_error(f"Unsupported statement: {kind}")
+
+
+# -- executable comments ------------------------------------------------------------------------------
+
+_EXEC_COMMENT_VERSION = re.compile(r"\d{5,6}")
+
+
+def expand_executable_comments(text: str) -> str:
+    """MySQL runs the body of `/*! ... */` (optionally `/*!40100 ... */`) as part of the statement.
+
+    Scans quotes and ordinary comments so that `/*!` inside a string or a comment is left alone.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" and c != "`" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("/*!", i):
+            end = text.find("*/", i + 3)
+            end = n if end < 0 else end
+            body = text[i + 3 : end]
+            m = _EXEC_COMMENT_VERSION.match(body)
+            out.append(" " + (body[m.end() :] if m else body) + " ")
+            i = end + 2
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(text[i:end])
+            i = end
+        elif text.startswith("--", i) or c == "#":
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            out.append(text[i:end])
+            i = end
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+# -- errors -------------------------------------------------------------------------------------------
+
+
+def _syntax_error(error: SqlglotError, text: str) -> SqlError:
+    if isinstance(error, ParseError) and error.errors:
+        first = error.errors[0]
+        line_no = first.get("line") or 1
+        lines = text.splitlines() or [""]
+        line = lines[min(line_no, len(lines)) - 1]
+        highlight = _ANSI.sub("", first.get("highlight") or "")
+        col = max((first.get("col") or 1) - len(highlight), 0)
+        detail = (
+            f"Syntax error in line {line_no}:\n{line}\n{' ' * col}^\n"
+            f"Encountered: {highlight or 'EOF'}\n{_ANSI.sub('', first.get('description') or '')}"
+        )
+        return parse_error(f"errCode = 2, detailMessage = {detail}")
+    message = _ANSI.sub("", str(error))
+    return parse_error(f"errCode = 2, detailMessage = Syntax error in line 1:\n{message}")
+
+
+def _syntax_error_at(statement_text: str) -> SqlError:
+    first = statement_text.split()[0] if statement_text.split() else ""
+    return parse_error(
+        f"errCode = 2, detailMessage = Syntax error in line 1:\n{statement_text}\n^\n"
+        f"Encountered: {first}\nExpected: a statement"
+    )
+
+
+# -- small converters ---------------------------------------------------------------------------------
+
+
+def _table_name(table: exp.Expr) -> tuple[str | None, str]:
+    if not isinstance(table, exp.Table) or table.args.get("catalog"):
+        raise parse_error("errCode = 2, detailMessage = Syntax error: expected [db.]table")
+    return (table.db or None), table.name
+
+
+def _text(node: exp.Expr | None) -> str | None:
+    """A literal or identifier as plain text (string literals unquoted)."""
+    if node is None:
+        return None
+    if isinstance(node, (exp.Literal, exp.Identifier, exp.Var)):
+        return node.name
+    if isinstance(node, exp.Column):
+        return node.name
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    return node.sql(dialect=_DIALECT)
+
+
+def _int(node: exp.Expr | None) -> int | None:
+    if node is None:
+        return None
+    try:
+        return int(_text(node) or "")
+    except ValueError:
+        raise _syntax_error_at(node.sql(dialect=_DIALECT)) from None
+
+
+def _names(nodes: list[exp.Expr] | None) -> tuple[str, ...]:
+    return tuple(_text(n) or "" for n in nodes or [])
+
+
+def _props(nodes: list[exp.Expr] | None) -> st.Props:
+    out = []
+    for node in nodes or []:
+        if not isinstance(node, exp.Property) or type(node) is not exp.Property:
+            raise parse_error(
+                f"errCode = 2, detailMessage = Syntax error: expected \"key\" = \"value\", got {node.sql()}"
+            )
+        out.append((_text(node.this) or "", _text(node.args.get("value")) or ""))
+    return tuple(out)
+
+
+def _where(node: exp.Expr | None) -> exp.Expression | None:
+    return node.this if isinstance(node, exp.Where) else None
+
+
+def _bound_value(node: exp.Expr) -> str | None:
+    if isinstance(node, exp.Var) and node.name.upper() == "MAXVALUE":
+        return None
+    if isinstance(node, exp.Null):
+        return None
+    return _text(node)
+
+
+def _bound(node: exp.Expr | list) -> st.Bound:
+    items = node.expressions if isinstance(node, exp.Tuple) else node
+    return tuple(_bound_value(v) for v in items)
+
+
+# -- CREATE -------------------------------------------------------------------------------------------
+
+
+def _default(node: exp.Expr) -> st.DefaultValue:
+    if isinstance(node, exp.Null):
+        return st.DefaultValue(None)
+    if isinstance(node, exp.Literal):
+        return st.DefaultValue(node.name)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return st.DefaultValue(f"-{node.this.name}")
+    if isinstance(node, exp.Boolean):
+        return st.DefaultValue("true" if node.this else "false")
+    if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDate)):
+        return st.DefaultValue(node.key.upper(), is_function=True)
+    if isinstance(node, (exp.Column, exp.Anonymous, exp.Var)):
+        return st.DefaultValue(node.name.upper(), is_function=True)
+    return st.DefaultValue(node.sql(dialect=_DIALECT), is_function=True)
+
+
+# column constraint kind -> (ColumnDefinition field, value from the node)
+_COLUMN_CONSTRAINTS: dict[type, Callable[[exp.Expr], tuple[str, object]]] = {
+    exp.NotNullColumnConstraint: lambda k: ("nullable", bool(k.args.get("allow_null"))),
+    exp.DefaultColumnConstraint: lambda k: ("default", _default(k.this)),
+    exp.CommentColumnConstraint: lambda k: ("comment", _text(k.this) or ""),
+    exp.AutoIncrementColumnConstraint: lambda k: ("auto_increment", True),
+    exp.GeneratedAsIdentityColumnConstraint: lambda k: ("auto_increment", True),
+    dx.AggTypeColumnConstraint: lambda k: ("agg_type", k.name.upper()),
+    dx.KeyColumnConstraint: lambda k: ("is_key", True),
+}
+
+
+def _column(node: exp.ColumnDef) -> st.ColumnDefinition:
+    if not isinstance(node.args.get("kind"), exp.DataType):
+        raise parse_error(f"errCode = 2, detailMessage = Syntax error: column {node.name} has no type")
+    fields: dict[str, object] = {}
+    for constraint in node.constraints:
+        kind = constraint.args.get("kind")
+        handler = _COLUMN_CONSTRAINTS.get(type(kind))
+        if handler is None:
+            raise analysis_error(f"Unsupported column attribute: {constraint.sql(dialect=_DIALECT)}")
+        key, value = handler(kind)
+        fields[key] = value
+    return st.ColumnDefinition(name=node.name, type=node.args["kind"], **fields)  # type: ignore[arg-type]
+
+
+def _index(node: exp.IndexColumnConstraint) -> st.IndexDesc:
+    index_type, comment, props = None, "", ()
+    for option in node.args.get("options") or []:
+        if isinstance(option, dx.IndexProperties):
+            props = _props(option.expressions)
+        elif option.args.get("using"):
+            index_type = str(option.args["using"]).upper()
+        elif option.args.get("comment"):
+            comment = _text(option.args["comment"]) or ""
+    return st.IndexDesc(
+        name=node.name, columns=_names(node.expressions), index_type=index_type, comment=comment,
+        properties=props,
+    )
+
+
+def _partition_item(node: exp.Expr) -> st.PartitionItemDesc:
+    props = _props(node.args["properties"].expressions) if node.args.get("properties") else ()
+    if isinstance(node, dx.PartitionLessThan):
+        values = node.expressions
+        maxvalue = len(values) == 1 and isinstance(values[0], exp.Var)
+        return st.RangeLessThan(node.name, None if maxvalue else _bound(values), props)
+    if isinstance(node, dx.PartitionFixedRange):
+        return st.RangeFixed(node.name, _bound(node.args["lower"]), _bound(node.args["upper"]), props)
+    if isinstance(node, dx.PartitionValuesIn):
+        values = tuple(
+            _bound(v) if isinstance(v, exp.Tuple) else (_bound_value(v),) for v in node.expressions
+        )
+        return st.ListValues(node.name, values, props)
+    if isinstance(node, exp.PartitionByRangePropertyDynamic):
+        every = node.args["every"]
+        unit = every.args.get("unit")
+        return st.RangeBatch(
+            start=_bound(node.args["start"]),
+            end=_bound(node.args["end"]),
+            interval=_int(every.this) or 0,
+            unit=unit.name.upper() if unit else None,
+        )
+    raise _syntax_error_at(node.sql(dialect=_DIALECT))
+
+
+def _partition(node: exp.Expr) -> st.PartitionDesc:
+    return st.PartitionDesc(
+        type="RANGE" if isinstance(node, exp.PartitionByRangeProperty) else "LIST",
+        columns=_names(node.args.get("partition_expressions")),
+        items=tuple(_partition_item(i) for i in node.args.get("create_expressions") or []),
+    )
+
+
+def _distribution(node: exp.DistributedByProperty) -> st.DistributionDesc:
+    buckets = node.args.get("buckets")
+    auto = isinstance(buckets, exp.Var)
+    return st.DistributionDesc(
+        type=str(node.args.get("kind") or "HASH").upper(),
+        columns=_names(node.expressions),
+        buckets=None if auto else _int(buckets),
+        auto=auto,
+    )
+
+
+def _rollup(node: exp.RollupIndex) -> st.RollupDesc:
+    dup, props = None, []
+    for prop in node.args["properties"].expressions if node.args.get("properties") else []:
+        if isinstance(prop, exp.DuplicateKeyProperty):
+            dup = _names(prop.expressions)
+        else:
+            props.append(prop)
+    return st.RollupDesc(node.name, _names(node.expressions), dup, _props(props))
+
+
+_KEYS = {exp.AggregateKeyProperty: "AGGREGATE", exp.UniqueKeyProperty: "UNIQUE", exp.DuplicateKeyProperty: "DUPLICATE"}
+
+# table property node -> (CreateTable field, value); `properties` entries accumulate
+_TABLE_PROPERTIES: dict[type, Callable[[exp.Expr], tuple[str, object]]] = {
+    exp.EngineProperty: lambda p: ("engine", _text(p.this)),
+    exp.SchemaCommentProperty: lambda p: ("comment", _text(p.this)),
+    exp.PartitionByRangeProperty: lambda p: ("partition", _partition(p)),
+    exp.PartitionByListProperty: lambda p: ("partition", _partition(p)),
+    exp.DistributedByProperty: lambda p: ("distribution", _distribution(p)),
+    exp.RollupProperty: lambda p: ("rollups", tuple(_rollup(r) for r in p.expressions)),
+    **{
+        cls: (lambda p, kind=kind: ("keys", st.KeysDesc(kind, _names(p.expressions))))
+        for cls, kind in _KEYS.items()
+    },
+}
+
+
+def _create_table(node: exp.Create) -> st.CreateTable:
+    schema = node.this
+    if node.args.get("replace"):
+        raise unsupported("CREATE OR REPLACE TABLE")
+    if not isinstance(schema, exp.Schema):
+        like = node.find(exp.LikeProperty)
+        raise unsupported("CREATE TABLE LIKE" if like else "CREATE TABLE AS SELECT")
+    if node.args.get("expression") is not None:
+        raise unsupported("CREATE TABLE AS SELECT")
+    db, name = _table_name(schema.this)
+    columns, indexes = [], []
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            columns.append(_column(item))
+        elif isinstance(item, exp.IndexColumnConstraint):
+            indexes.append(_index(item))
+        else:
+            raise analysis_error(f"Unsupported table element: {item.sql(dialect=_DIALECT)}")
+    fields: dict[str, object] = {}
+    properties: list[exp.Expr] = []
+    props_node = node.args.get("properties")
+    for prop in props_node.expressions if props_node else []:
+        if type(prop) is exp.Property:
+            properties.append(prop)
+            continue
+        handler = _TABLE_PROPERTIES.get(type(prop))
+        if handler is None:
+            raise analysis_error(f"Unsupported table property: {prop.sql(dialect=_DIALECT)}")
+        key, value = handler(prop)
+        fields[key] = value
+    return st.CreateTable(
+        db=db, name=name, columns=tuple(columns), indexes=tuple(indexes), properties=_props(properties),
+        if_not_exists=bool(node.args.get("exists")), **fields,  # type: ignore[arg-type]
+    )
+
+
+def _create(node: exp.Create) -> st.Statement:
+    kind = str(node.args.get("kind") or "").upper()
+    if kind == "TABLE":
+        return _create_table(node)
+    if kind in ("DATABASE", "SCHEMA"):
+        props = node.args.get("properties")
+        kv = [p for p in (props.expressions if props else []) if type(p) is exp.Property]
+        return st.CreateDatabase(
+            name=node.this.name, if_not_exists=bool(node.args.get("exists")), properties=_props(kv)
+        )
+    raise unsupported(f"CREATE {kind}".strip())
+
+
+def _drop(node: exp.Drop) -> st.Statement:
+    kind = str(node.args.get("kind") or "").upper()
+    tables = node.args.get("tables") or []
+    if len(tables) != 1:
+        raise unsupported(f"DROP {kind} with several names")
+    target = tables[0]
+    if kind in ("DATABASE", "SCHEMA"):
+        # sqlglot puts a lone schema name in Table.db
+        return st.DropDatabase(
+            name=target.name or target.db, if_exists=bool(node.args.get("exists")),
+            force=bool(node.args.get("force")),
+        )
+    if kind == "TABLE":
+        db, name = _table_name(target)
+        return st.DropTable(db, name, bool(node.args.get("exists")), bool(node.args.get("force")))
+    raise unsupported(f"DROP {kind}".strip())
+
+
+def _truncate(node: exp.TruncateTable) -> st.Statement:
+    if node.args.get("is_database") or len(node.expressions) != 1:
+        raise unsupported("TRUNCATE")
+    table = node.expressions[0]
+    db, name = _table_name(table)
+    partition = table.args.get("partition")
+    return st.TruncateTable(db, name, _names(partition.expressions) if partition else ())
+
+
+def _describe(node: exp.Describe) -> st.Statement:
+    this = node.this
+    style = node.args.get("style")
+    if isinstance(this, exp.Query):
+        return st.Explain(this, style)
+    if isinstance(this, exp.Table):
+        db, name = _table_name(this)
+        return st.Describe(db, name, all=style == "ALL")
+    raise unsupported(f"EXPLAIN {this.key.upper()}")
+
+
+# -- SHOW ---------------------------------------------------------------------------------------------
+
+_SIMPLE_SHOWS = {
+    "ENGINES": "ENGINES", "CHARACTER SET": "CHARSET", "COLLATION": "COLLATION", "PLUGINS": "PLUGINS",
+    "PROCESSLIST": "PROCESSLIST", "WARNINGS": "WARNINGS", "ERRORS": "ERRORS", "STATUS": "STATUS",
+}
+
+
+def _show_target(node: exp.Show) -> tuple[str | None, str]:
+    return _text(node.args.get("db")), _text(node.args.get("target")) or ""
+
+
+def _show_like(node: exp.Show) -> str | None:
+    return _text(node.args.get("like"))
+
+
+_SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
+    "DATABASES": lambda s: st.ShowDatabases(_show_like(s), _where(s.args.get("where"))),
+    "TABLES": lambda s: st.ShowTables(
+        _text(s.args.get("db")), bool(s.args.get("full")), _show_like(s), _where(s.args.get("where"))
+    ),
+    "COLUMNS": lambda s: st.ShowColumns(
+        *_show_target(s), bool(s.args.get("full")), _show_like(s), _where(s.args.get("where"))
+    ),
+    "INDEX": lambda s: st.ShowIndex(*_show_target(s)),
+    "TABLE STATUS": lambda s: st.ShowTableStatus(
+        _text(s.args.get("db")), _show_like(s), _where(s.args.get("where"))
+    ),
+    "VARIABLES": lambda s: st.ShowVariables(
+        "GLOBAL" if s.args.get("global_") else "SESSION", _show_like(s), _where(s.args.get("where"))
+    ),
+    "CREATE TABLE": lambda s: st.ShowCreateTable(*_show_target(s)),
+    "CREATE DATABASE": lambda s: st.ShowCreateDatabase(_text(s.args.get("target")) or ""),
+    "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
+    **{
+        kind: (
+            lambda s, name=name: st.ShowSimple(
+                kind=name, full=bool(s.args.get("full")),
+                scope="GLOBAL" if s.args.get("global_") else "SESSION",
+                like=_show_like(s), where=_where(s.args.get("where")),
+                limit=_int(s.args.get("limit")), offset=_int(s.args.get("offset")),
+            )
+        )
+        for kind, name in _SIMPLE_SHOWS.items()
+    },
+}
+
+
+def _show(node: exp.Show) -> st.Statement:
+    kind = str(node.this).upper()
+    builder = _SHOWS.get(kind)
+    if builder is None:
+        raise unsupported(f"SHOW {kind}")
+    return builder(node)
+
+
+def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
+    db, name = _table_name(node.this)
+    order = node.args.get("order")
+    return st.ShowPartitions(
+        db, name, bool(node.args.get("temporary")), _where(node.args.get("where")),
+        tuple(order.expressions) if order else (), _int(node.args.get("limit")),
+        _int(node.args.get("offset")),
+    )
+
+
+# -- SET ----------------------------------------------------------------------------------------------
+
+_SCOPES = {None: "SESSION", "SESSION": "SESSION", "LOCAL": "SESSION", "GLOBAL": "GLOBAL",
+           "PERSIST": "GLOBAL", "PERSIST_ONLY": "GLOBAL"}
+
+
+def _charset_items(item: exp.SetItem, scope: str) -> list[st.Assignment]:
+    value = exp.Literal.string(_text(item.this) or "")
+    names = ["character_set_client", "character_set_results"]
+    if item.args.get("kind") == "NAMES":
+        names.insert(1, "character_set_connection")
+    out: list[st.Assignment] = [(scope, n, value) for n in names]
+    if item.args.get("collate"):
+        out.append((scope, "collation_connection", exp.Literal.string(_text(item.args["collate"]) or "")))
+    return out
+
+
+def _transaction_items(item: exp.SetItem, scope: str) -> list[st.Assignment]:
+    scope = "GLOBAL" if item.args.get("global_") else scope
+    out: list[st.Assignment] = []
+    for characteristic in item.expressions:
+        text = characteristic.name.upper()
+        if text.startswith("ISOLATION LEVEL "):
+            level = text.removeprefix("ISOLATION LEVEL ").replace(" ", "-")
+            out.append((scope, "transaction_isolation", exp.Literal.string(level)))
+        elif text in ("READ ONLY", "READ WRITE"):
+            out.append((scope, "transaction_read_only", exp.Literal.number(int(text == "READ ONLY"))))
+    return out
+
+
+def _assignment_items(item: exp.SetItem, scope: str) -> list[st.Assignment]:
+    eq = item.this
+    if not isinstance(eq, exp.EQ):
+        raise _syntax_error_at(item.sql(dialect=_DIALECT))
+    target, value = eq.this, eq.expression
+    if isinstance(target, exp.Parameter):
+        return [("USER", target.name.lower(), value)]
+    if isinstance(target, exp.SessionParameter):
+        kind = str(target.args.get("kind") or "").upper() or None
+        return [(_SCOPES.get(kind, scope) if kind else scope, target.name.lower(), value)]
+    if isinstance(target, (exp.Column, exp.Identifier, exp.Var)):
+        return [(scope, target.name.lower(), value)]
+    raise _syntax_error_at(item.sql(dialect=_DIALECT))
+
+
+_SET_KINDS: dict[str, Callable[[exp.SetItem, str], list[st.Assignment]]] = {
+    "NAMES": _charset_items,
+    "CHARACTER SET": _charset_items,
+    "TRANSACTION": _transaction_items,
+}
+
+
+def _set(node: exp.Set) -> st.Statement:
+    items = node.expressions
+    if any(isinstance(i, dx.SetPassword) for i in items):
+        if len(items) != 1:
+            raise _syntax_error_at(node.sql(dialect=_DIALECT))
+        p = items[0]
+        return st.SetPassword(
+            user=_text(p.args.get("user")), host=_text(p.args.get("host")),
+            password=_text(p.this) or "", hashed=bool(p.args.get("hashed")),
+        )
+    if node.args.get("unset") or node.args.get("tag"):
+        raise unsupported("UNSET")
+    assignments: list[st.Assignment] = []
+    for item in items:
+        kind = item.args.get("kind")
+        kind = str(kind).upper() if kind else None
+        handler = _SET_KINDS.get(kind or "")
+        if handler is not None:
+            assignments.extend(handler(item, "SESSION"))
+        else:
+            assignments.extend(_assignment_items(item, _SCOPES.get(kind, "SESSION")))
+    return st.SetVariables(tuple(assignments))
+
+
+# -- DML / misc ---------------------------------------------------------------------------------------
+
+
+def _insert(node: exp.Insert) -> st.Statement:
+    for flag, kind in (("overwrite", "INSERT OVERWRITE"), ("ignore", "INSERT IGNORE"),
+                       ("alternative", "INSERT OR ..."), ("conflict", "INSERT ... ON DUPLICATE KEY")):
+        if node.args.get(flag):
+            raise unsupported(kind)
+    target = node.this
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = _names(target.expressions)
+        target = target.this
+    db, name = _table_name(target)
+    if target.args.get("alias"):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    partition = target.args.get("partition")
+    label = node.args.get("label")
+    source = node.args.get("expression")
+    values = query = None
+    if isinstance(source, exp.Values):
+        values = tuple(
+            tuple(row.expressions) if isinstance(row, exp.Tuple) else (row,) for row in source.expressions
+        )
+    elif isinstance(source, exp.Query):
+        query = source
+    else:
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    return st.Insert(
+        db=db, table=name, columns=columns, partitions=_names(partition.expressions) if partition else (),
+        label=_text(label.this) if label else None, values=values, query=query,
+    )
+
+
+def _kill(node: exp.Kill) -> st.Statement:
+    kind = node.args.get("kind")
+    return st.Kill(_int(node.this) or 0, query_only=bool(kind) and kind.name.upper() == "QUERY")
+
+
+def _alter(node: exp.Alter) -> st.Statement:
+    raise unsupported(f"ALTER {str(node.args.get('kind') or 'TABLE').upper()}")
+
+
+def _command(node: exp.Command) -> st.Statement:
+    head = str(node.this).upper()
+    rest = str(node.args.get("expression") or "").split()
+    if head == "SET":  # sqlglot could not read the assignments
+        raise _syntax_error_at(f"SET {' '.join(rest)}")
+    raise unsupported(" ".join([head, *rest[:1]]).upper())
+
+
+_BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
+    exp.Create: _create,
+    exp.Drop: _drop,
+    exp.Use: lambda n: st.Use(n.this.name if n.this else ""),
+    exp.TruncateTable: _truncate,
+    exp.Describe: _describe,
+    exp.Show: _show,
+    dx.ShowPartitions: _show_partitions,
+    dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
+    exp.Set: _set,
+    exp.Kill: _kill,
+    exp.Commit: lambda n: st.Transaction("COMMIT"),
+    exp.Rollback: lambda n: st.Transaction("ROLLBACK"),
+    exp.Transaction: lambda n: st.Transaction("BEGIN"),
+    exp.Insert: _insert,
+    exp.Query: lambda n: st.Query(n),
+    exp.Command: _command,
+    exp.Alter: _alter,
+}

@@ -1,0 +1,322 @@
+"""Typed statements: what `sql.parse.parse` returns and what the server dispatches on.
+
+Small frozen dataclasses built from the dialect's structured AST. Names are kept as written (db is None
+when the statement did not qualify the table). Expressions that are evaluated later (SET values, INSERT
+rows, queries, WHERE filters of SHOW) stay sqlglot expressions; everything else is plain Python data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+Props = tuple[tuple[str, str], ...]  # PROPERTIES ("k" = "v", ...) in written order
+
+
+class Statement:
+    """Marker base of every typed statement."""
+
+
+# -- CREATE TABLE pieces (parsed, not yet validated: planner.bind.create_table checks them) -----------
+
+
+@dataclass(frozen=True)
+class DefaultValue:
+    """A column DEFAULT: `value` is the literal text, None for DEFAULT NULL; `is_function` marks
+    CURRENT_TIMESTAMP / CURRENT_DATE / BITMAP_EMPTY written without quotes."""
+
+    value: str | None
+    is_function: bool = False
+
+
+@dataclass(frozen=True)
+class ColumnDefinition:
+    name: str
+    type: exp.DataType
+    is_key: bool = False  # the `KEY` marker in the column definition
+    agg_type: str | None = None  # SUM / MAX / MIN / REPLACE / ...
+    nullable: bool | None = None  # None: neither NULL nor NOT NULL written
+    default: DefaultValue | None = None
+    comment: str = ""
+    auto_increment: bool = False
+
+
+@dataclass(frozen=True)
+class KeysDesc:
+    type: str  # AGGREGATE / UNIQUE / DUPLICATE
+    columns: tuple[str, ...]
+
+
+# A partition bound value as written; None inside a tuple stands for MAXVALUE
+Bound = tuple[str | None, ...]
+
+
+@dataclass(frozen=True)
+class RangeLessThan:
+    name: str
+    upper: Bound | None  # None: LESS THAN MAXVALUE
+    properties: Props = ()
+
+
+@dataclass(frozen=True)
+class RangeFixed:
+    name: str
+    lower: Bound
+    upper: Bound
+    properties: Props = ()
+
+
+@dataclass(frozen=True)
+class RangeBatch:
+    """`FROM (start) TO (end) INTERVAL n [unit]`; unit None on integer columns."""
+
+    start: Bound
+    end: Bound
+    interval: int
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class ListValues:
+    name: str
+    values: tuple[Bound, ...]  # one tuple per listed value, one element per partition column
+    properties: Props = ()
+
+
+PartitionItemDesc = RangeLessThan | RangeFixed | RangeBatch | ListValues
+
+
+@dataclass(frozen=True)
+class PartitionDesc:
+    type: str  # RANGE / LIST
+    columns: tuple[str, ...]
+    items: tuple[PartitionItemDesc, ...]
+
+
+@dataclass(frozen=True)
+class DistributionDesc:
+    type: str  # HASH / RANDOM
+    columns: tuple[str, ...]
+    buckets: int | None  # None: BUCKETS omitted (or AUTO)
+    auto: bool = False
+
+
+@dataclass(frozen=True)
+class RollupDesc:
+    name: str
+    columns: tuple[str, ...]
+    duplicate_keys: tuple[str, ...] | None = None
+    properties: Props = ()
+
+
+@dataclass(frozen=True)
+class IndexDesc:
+    name: str
+    columns: tuple[str, ...]
+    index_type: str | None  # BITMAP / INVERTED / NGRAM_BF; None when USING was omitted
+    comment: str = ""
+    properties: Props = ()
+
+
+# -- statements -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CreateDatabase(Statement):
+    name: str
+    if_not_exists: bool = False
+    properties: Props = ()
+
+
+@dataclass(frozen=True)
+class DropDatabase(Statement):
+    name: str
+    if_exists: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class Use(Statement):
+    db: str
+
+
+@dataclass(frozen=True)
+class CreateTable(Statement):
+    db: str | None
+    name: str
+    columns: tuple[ColumnDefinition, ...]
+    keys: KeysDesc | None = None
+    partition: PartitionDesc | None = None
+    distribution: DistributionDesc | None = None
+    rollups: tuple[RollupDesc, ...] = ()
+    indexes: tuple[IndexDesc, ...] = ()
+    properties: Props = ()
+    comment: str | None = None
+    engine: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropTable(Statement):
+    db: str | None
+    name: str
+    if_exists: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class TruncateTable(Statement):
+    db: str | None
+    name: str
+    partitions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Describe(Statement):
+    db: str | None
+    name: str
+    all: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateTable(Statement):
+    db: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowCreateDatabase(Statement):
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowDatabases(Statement):
+    like: str | None = None
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowTables(Statement):
+    db: str | None = None
+    full: bool = False
+    like: str | None = None
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowColumns(Statement):
+    db: str | None
+    table: str
+    full: bool = False
+    like: str | None = None
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowIndex(Statement):
+    db: str | None
+    table: str
+
+
+@dataclass(frozen=True)
+class ShowTableStatus(Statement):
+    db: str | None = None
+    like: str | None = None
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowVariables(Statement):
+    scope: str = "SESSION"  # SESSION / GLOBAL
+    like: str | None = None
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowPartitions(Statement):
+    db: str | None
+    table: str
+    temporary: bool = False
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
+class ShowSimple(Statement):
+    """SHOWs with no target: ENGINES, CHARSET, COLLATION, PLUGINS, PROCESSLIST, WARNINGS, ERRORS, STATUS."""
+
+    kind: str
+    full: bool = False
+    scope: str = "SESSION"  # STATUS only: SESSION / GLOBAL
+    like: str | None = None
+    where: exp.Expression | None = None
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
+class ShowConfig(Statement):
+    """SHOW FRONTEND CONFIG / ADMIN SHOW FRONTEND CONFIG [LIKE 'pat']."""
+
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class AdminSetConfig(Statement):
+    configs: Props
+
+
+# One SET assignment: (scope, name, value). scope is SESSION / GLOBAL / USER (`@var`); name is
+# lower-case for system variables; value is the unevaluated expression (Var DEFAULT for `= DEFAULT`).
+Assignment = tuple[str, str, exp.Expression]
+
+
+@dataclass(frozen=True)
+class SetVariables(Statement):
+    assignments: tuple[Assignment, ...]
+
+
+@dataclass(frozen=True)
+class SetPassword(Statement):
+    user: str | None  # None: the current user
+    host: str | None
+    password: str  # plain text, or the hash when `hashed`
+    hashed: bool = False
+
+
+@dataclass(frozen=True)
+class Kill(Statement):
+    connection_id: int
+    query_only: bool = False  # KILL QUERY n: cancel the running statement, keep the connection
+
+
+@dataclass(frozen=True)
+class Transaction(Statement):
+    kind: str  # BEGIN / COMMIT / ROLLBACK
+
+
+@dataclass(frozen=True)
+class Insert(Statement):
+    db: str | None
+    table: str
+    columns: tuple[str, ...] | None = None  # None: no column list
+    partitions: tuple[str, ...] = ()
+    label: str | None = None
+    values: tuple[tuple[exp.Expression, ...], ...] | None = None  # INSERT ... VALUES rows
+    query: exp.Expression | None = None  # INSERT ... SELECT
+
+
+@dataclass(frozen=True)
+class Query(Statement):
+    """SELECT / UNION / WITH ...: the sqlglot expression goes to the planner as is."""
+
+    expression: exp.Expression
+
+
+@dataclass(frozen=True)
+class Explain(Statement):
+    query: exp.Expression
+    level: str | None = None  # VERBOSE / GRAPH / ... / None for plain EXPLAIN
