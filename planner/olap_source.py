@@ -1,0 +1,42 @@
+"""An OLAP table as a planner TableSource: column pruning and predicate pushdown into the tablet scan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from sql.types import parse_type
+from storage.catalog.model import OlapTable
+from storage.engine import ScanRequest, StorageEngine
+from storage.predicate import ColumnPredicate
+from storage.stats import ScanStats
+
+
+def arrow_schema(table: OlapTable) -> pa.Schema:
+    """The Arrow schema of a table's base columns (sql.types owns the Doris -> Arrow mapping)."""
+    return pa.schema([pa.field(c.name, parse_type(c.type).arrow_type(), nullable=c.nullable)
+                      for c in table.columns])
+
+
+@dataclass
+class OlapTableSource:
+    engine: StorageEngine
+    table: OlapTable
+    versions: dict[int, int] | None = None  # the snapshot the statement reads; taken at first scan
+    stats: ScanStats = field(default_factory=ScanStats)
+
+    def __post_init__(self) -> None:
+        self.name = self.table.name
+        self.schema = arrow_schema(self.table)
+
+    def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate]) -> pa.Table:
+        if self.versions is None:
+            self.versions = self.engine.snapshot(self.table)
+        result = self.engine.scan(ScanRequest(
+            table=self.table, schema=self.schema, columns=list(columns), predicates=list(predicates),
+            versions=self.versions,
+        ))
+        self.stats = result.stats
+        return result.table

@@ -1,0 +1,55 @@
+"""The dorislite process: storage engine, users, global variables and the MySQL endpoint, wired together."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from server.auth import UserStore
+from server.config import Config
+from server.protocol.server import MysqlServer
+from server.session import Session, SessionContext
+from server.variables import GlobalVariables
+from storage.engine import StorageEngine
+
+log = logging.getLogger("dorislite")
+
+
+class DorisLite:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.root = Path(config.get("meta_dir", "data")).resolve()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.engine = StorageEngine(self.root, config.be)
+        self.users = UserStore(self.root / "users.json")
+        root_password = config.get("root_password", "")
+        if root_password and not self.users.has_password_file():
+            self.users.set_password("root", root_password)
+        self.globals = GlobalVariables()
+        self.globals.values["port"] = config.get_int("query_port", 9030)
+        self.globals.values["max_connections"] = config.get_int("qe_max_connection", 1024)
+        self.context = SessionContext(config=config, engine=self.engine, users=self.users, globals=self.globals)
+        self.host = config.get("priority_networks", "127.0.0.1") or "127.0.0.1"
+        self.server = MysqlServer(
+            handler_factory=lambda info: Session(self.context, info),
+            user_store=self.users,
+            host=self.host,
+            port=config.get_int("query_port", 9030),
+            max_connections=config.get_int("qe_max_connection", 1024),
+            handshake_timeout=config.get_int("handshake_timeout_second", 10),
+            max_allowed_packet=config.get_int("max_allowed_packet", 16 * 1024 * 1024),
+        )
+        self.context.server = self.server
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    async def start(self) -> None:
+        self.engine.open()
+        await self.server.start()
+
+    async def stop(self) -> None:
+        await self.server.stop()
+        self.engine.close()
+        log.info("dorislite stopped")

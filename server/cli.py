@@ -1,0 +1,52 @@
+"""`dorislite serve [--conf DIR] [--port N] [--host H] [--storage DIR]` (also `python -m server serve`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from pathlib import Path
+
+from server.config import Config
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dorislite", description="A single-node Apache Doris work-alike.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="start the server (MySQL protocol, default 127.0.0.1:9030)")
+    serve.add_argument("--conf", type=Path, default=None, help="folder holding fe.conf and be.conf")
+    serve.add_argument("--port", type=int, default=None, help="MySQL protocol port (fe.conf query_port)")
+    serve.add_argument("--host", default=None, help="bind address (fe.conf priority_networks)")
+    serve.add_argument("--storage", type=Path, default=None, help="storage root (fe.conf meta_dir)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = Config.load(args.conf)
+    if args.port is not None:
+        config.set_fe("query_port", str(args.port))
+    if args.host is not None:
+        config.set_fe("priority_networks", args.host)
+    if args.storage is not None:
+        config.set_fe("meta_dir", str(args.storage))
+    return asyncio.run(_serve(config))
+
+
+async def _serve(config: Config) -> int:
+    from server.app import DorisLite
+
+    app = DorisLite(config)
+    await app.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    logging.getLogger("dorislite").info(
+        "dorislite ready: mysql -h%s -P%d -uroot", app.host, app.port
+    )
+    await stop.wait()
+    await app.stop()
+    return 0

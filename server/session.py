@@ -1,0 +1,442 @@
+"""A client session: parses statement text and dispatches each typed statement to its executor.
+
+Runs in the protocol layer's worker threads (one statement at a time per connection). DDL goes to the
+catalog, INSERT to the planner's binder and the storage engine, queries to the planner, SHOW / SET /
+USE are answered from server state here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.bind.bind_insert import bind_insert_query_result, bind_insert_values
+from planner.bind.create_table import bind_create_table
+from planner.context import QueryContext, TableSource
+from planner.olap_source import OlapTableSource, arrow_schema
+from planner.query import execute_query
+from planner.sources import ArrowTableSource
+from server import show
+from server.auth import UserStore
+from server.config import MUTABLE_FE_KEYS, Config
+from server.information_schema import InformationSchema
+from server.protocol.handler import ConnectionInfo
+from server.results import OkResult, Result, ResultSet, StatementError
+from server.show_create import describe_all_rows, describe_rows
+from server.variables import VERSION, SessionVariables
+from sql import statements as st
+from sql.parse import parse
+from sql.types import parse_type
+from storage.catalog.model import OlapTable
+from storage.engine import StorageEngine
+
+log = logging.getLogger("dorislite.session")
+
+
+@dataclass
+class SessionContext:
+    """State shared by every session of the process."""
+
+    config: Config
+    engine: StorageEngine
+    users: UserStore
+    globals: Any
+    server: Any = None
+    ddl_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.information_schema = InformationSchema(self.engine.catalog)
+
+
+def doris_error(detail: str, code: int = 1105, sqlstate: str = "HY000") -> StatementError:
+    return StatementError(f"errCode = 2, detailMessage = {detail}", code, sqlstate)
+
+
+def no_database() -> StatementError:
+    return StatementError("errCode = 2, detailMessage = No database selected", 1046, "3D000")
+
+
+def _insert_info(label: str, txn_id: int) -> str:
+    return f"{{'label':'{label}', 'status':'VISIBLE', 'txnId':'{txn_id}'}}"
+
+
+class Session:
+    """One connection's statement executor (implements server.protocol.handler.ConnectionHandler)."""
+
+    def __init__(self, ctx: SessionContext, info: ConnectionInfo) -> None:
+        self.ctx = ctx
+        self.info = info
+        self.database: str | None = None
+        self.vars = SessionVariables(ctx.globals)
+        self.warnings: list[tuple[str, int, str]] = []
+
+    # -- ConnectionHandler ----------------------------------------------------------------------------
+    def execute(self, sql: str, multi: bool) -> list[Result]:
+        statements = parse(sql)
+        if not statements:
+            raise StatementError("Query was empty", 1065, "42000")
+        if len(statements) > 1 and not multi:
+            raise StatementError(
+                "errCode = 2, detailMessage = Multiple statements in one query need the client's "
+                "CLIENT_MULTI_STATEMENTS option", 1064, "42000")
+        results: list[Result] = []
+        for statement in statements:
+            try:
+                results.append(self.dispatch(statement))
+            except Exception as error:
+                error.results = results  # type: ignore[attr-defined]  # sent before the error
+                raise
+        return results
+
+    def init_db(self, db: str) -> None:
+        if db.lower() != "information_schema" and self.ctx.engine.catalog.get_database(db) is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        self.database = db
+
+    def field_list(self, table: str) -> pa.Schema:
+        return self._source(None, table).schema
+
+    def close(self) -> None:
+        pass
+
+    # -- dispatch ---------------------------------------------------------------------------------------
+    def dispatch(self, statement: st.Statement) -> Result:
+        handler = self.HANDLERS.get(type(statement))
+        if handler is None:
+            raise doris_error(f"Unsupported statement: {type(statement).__name__}")
+        return handler(self, statement)
+
+    # -- naming -----------------------------------------------------------------------------------------
+    def _db(self, db: str | None) -> str:
+        name = db or self.database
+        if not name:
+            raise no_database()
+        return name
+
+    def _table(self, db: str | None, name: str) -> OlapTable:
+        db_name = self._db(db)
+        catalog = self.ctx.engine.catalog
+        if catalog.get_database(db_name) is None:
+            raise doris_error(f"Unknown database '{db_name}'", 1049, "42000")
+        table = catalog.get_table(db_name, name)
+        if table is None:
+            raise doris_error(f"Table [{name}] does not exist in database [{db_name}].", 1146, "42S02")
+        return table
+
+    def _source(self, db: str | None, name: str) -> TableSource:
+        db_name = db or self.database
+        if db_name and db_name.lower() == "information_schema":
+            data = self.ctx.information_schema.table(name)
+            if data is None:
+                raise doris_error(f"Table [{name}] does not exist in database [information_schema].",
+                                  1146, "42S02")
+            return ArrowTableSource(name, data)
+        if db_name and db_name.lower() == "mysql" and name.lower() == "proc":
+            from server.information_schema import _table
+
+            return ArrowTableSource(name, _table("proc", []))
+        return OlapTableSource(self.ctx.engine, self._table(db, name))
+
+    # -- queries ----------------------------------------------------------------------------------------
+    def query_context(self) -> QueryContext:
+        functions: dict[str, Callable[..., Any]] = {
+            "database": lambda: self.database,
+            "schema": lambda: self.database,
+            "user": lambda: f"{self.info.user}@{self.info.host}",
+            "session_user": lambda: f"{self.info.user}@{self.info.host}",
+            "system_user": lambda: f"{self.info.user}@{self.info.host}",
+            "current_user": lambda: f"'{self.info.user}'@'%'",
+            "connection_id": lambda: self.info.connection_id,
+            "version": lambda: VERSION,
+        }
+        return QueryContext(
+            current_db=self.database,
+            resolve_table=self._source,
+            variables=lambda scope, name: self.vars.get(name, scope),
+            functions=functions,
+        )
+
+    def run_query(self, expression: exp.Expression) -> pa.Table:
+        table = execute_query(expression, self.query_context())
+        limit = int(self.vars.get("sql_select_limit"))
+        if limit < table.num_rows and isinstance(expression, exp.Select | exp.Union):
+            table = table.slice(0, limit)
+        return table
+
+    def _query(self, s: st.Query) -> Result:
+        return ResultSet(self.run_query(s.expression))
+
+    def _explain(self, s: st.Explain) -> Result:
+        from planner.explain import explain_query
+
+        lines = explain_query(s.query, self.query_context(), s.level)
+        return ResultSet(pa.table({"Explain String(Nereids Planner)": pa.array(lines, pa.string())}))
+
+    def _evaluate(self, value: exp.Expression) -> Any:
+        """A SET value: identifiers and ON/OFF are words, anything else an expression."""
+        if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
+            return None
+        if isinstance(value, exp.Column | exp.Var | exp.Identifier) and not value.table:
+            return value.name
+        if isinstance(value, exp.Boolean):
+            return 1 if value.this else 0
+        result = self.run_query(exp.select(value.copy()))
+        return result.column(0)[0].as_py() if result.num_rows else None
+
+    # -- INSERT -----------------------------------------------------------------------------------------
+    def _insert(self, s: st.Insert) -> Result:
+        table = self._table(s.db, s.table)
+        if s.partitions:
+            raise doris_error("INSERT INTO ... PARTITION (...) is not supported yet")
+        strict = self.vars.flag("enable_insert_strict")
+        columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
+        if s.values is not None:
+            data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
+                                                ctx=self.query_context())
+        else:
+            assert s.query is not None
+            result = self.run_query(s.query)
+            data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
+        if data.num_rows == 0:
+            if filtered and strict:
+                raise doris_error("all partitions have no load data", 1064, "HY000")
+            return OkResult(affected_rows=0, warnings=filtered)
+        data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
+        load = self.ctx.engine.load(table, data, label=s.label, strict=strict)
+        filtered += getattr(load, "filtered_rows", 0)
+        return OkResult(affected_rows=load.num_rows, info=_insert_info(load.label, load.txn_id),
+                        warnings=filtered)
+
+    # -- DDL --------------------------------------------------------------------------------------------
+    def _create_database(self, s: st.CreateDatabase) -> Result:
+        self.ctx.engine.catalog.create_database(s.name, s.if_not_exists)
+        return OkResult()
+
+    def _drop_database(self, s: st.DropDatabase) -> Result:
+        self.ctx.engine.drop_database(s.name, s.if_exists)
+        if self.database == s.name:
+            self.database = None
+        return OkResult()
+
+    def _use(self, s: st.Use) -> Result:
+        self.init_db(s.db)
+        return OkResult()
+
+    def _create_table(self, s: st.CreateTable) -> Result:
+        db = self._db(s.db)
+        if self.ctx.engine.catalog.get_database(db) is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        spec = bind_create_table(s)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.create_table(db, spec, s.if_not_exists)
+        return OkResult()
+
+    def _drop_table(self, s: st.DropTable) -> Result:
+        db = self._db(s.db)
+        if self.ctx.engine.catalog.get_database(db) is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        self.ctx.engine.drop_table(db, s.name, s.if_exists)
+        return OkResult()
+
+    def _truncate(self, s: st.TruncateTable) -> Result:
+        table = self._table(s.db, s.name)
+        if s.partitions:
+            raise doris_error("TRUNCATE TABLE ... PARTITION is not supported yet")
+        self.ctx.engine.truncate_table(self._db(s.db), table.name)
+        return OkResult()
+
+    # -- SHOW / DESC ------------------------------------------------------------------------------------
+    def _describe(self, s: st.Describe) -> Result:
+        table = self._describe_target(s.db, s.name)
+        if isinstance(table, pa.Schema):
+            rows = [(f.name, str(f.type).upper(), "Yes", "false", None, "") for f in table]
+            return ResultSet(show.string_table(["Field", "Type", "Null", "Key", "Default", "Extra"], rows))
+        if s.all:
+            return ResultSet(show.string_table(
+                ["IndexName", "IndexKeysType", "Field", "Type", "InternalType", "Null", "Key", "Default",
+                 "Extra", "Visible", "DefineExpr", "WhereClause"], describe_all_rows(table)))
+        return ResultSet(show.string_table(["Field", "Type", "Null", "Key", "Default", "Extra"],
+                                           describe_rows(table)))
+
+    def _describe_target(self, db: str | None, name: str) -> OlapTable | pa.Schema:
+        if (db or self.database or "").lower() == "information_schema":
+            return self._source(db, name).schema
+        return self._table(db, name)
+
+    def _show_create_table(self, s: st.ShowCreateTable) -> Result:
+        return ResultSet(show.show_create(self._table(s.db, s.name)))
+
+    def _show_create_database(self, s: st.ShowCreateDatabase) -> Result:
+        if s.name.lower() != "information_schema" and self.ctx.engine.catalog.get_database(s.name) is None:
+            raise doris_error(f"Unknown database '{s.name}'", 1049, "42000")
+        return ResultSet(show.string_table(["Database", "Create Database"],
+                                           [(s.name, f"CREATE DATABASE `{s.name}`")]))
+
+    def _show_databases(self, s: st.ShowDatabases) -> Result:
+        names = ["information_schema"] + sorted(d.name for d in self.ctx.engine.catalog.list_databases())
+        table = show.string_table(["Database"], [(n,) for n in show.like_filter(names, s.like)])
+        return ResultSet(self._where(table, s.where))
+
+    def _show_tables(self, s: st.ShowTables) -> Result:
+        db = self._db(s.db)
+        if db.lower() == "information_schema":
+            names = self.ctx.information_schema.table_names()
+            kind = "SYSTEM VIEW"
+        else:
+            if self.ctx.engine.catalog.get_database(db) is None:
+                raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+            names = sorted(self.ctx.engine.catalog.list_tables(db))
+            kind = "BASE TABLE"
+        names = show.like_filter(names, s.like)
+        column = f"Tables_in_{db}"
+        if s.full:
+            table = show.string_table([column, "Table_type"], [(n, kind) for n in names])
+        else:
+            table = show.string_table([column], [(n,) for n in names])
+        return ResultSet(self._where(table, s.where))
+
+    def _show_columns(self, s: st.ShowColumns) -> Result:
+        target = self._describe_target(s.db, s.table)
+        if isinstance(target, pa.Schema):
+            rows = [(f.name, str(f.type).upper(), "YES", "", None, "") for f in target]
+            return ResultSet(show.string_table(["Field", "Type", "Null", "Key", "Default", "Extra"], rows))
+        return ResultSet(self._where(show.show_columns(target, s.full, s.like), s.where))
+
+    def _show_index(self, s: st.ShowIndex) -> Result:
+        return ResultSet(show.show_index(self._table(s.db, s.table)))
+
+    def _show_table_status(self, s: st.ShowTableStatus) -> Result:
+        db = self._db(s.db)
+        catalog = self.ctx.engine.catalog
+        if catalog.get_database(db) is None:
+            return ResultSet(show.show_table_status([]))
+        tables = [t for n in show.like_filter(sorted(catalog.list_tables(db)), s.like)
+                  if (t := catalog.get_table(db, n)) is not None]
+        return ResultSet(self._where(show.show_table_status(tables), s.where))
+
+    def _show_variables(self, s: st.ShowVariables) -> Result:
+        rows = self.vars.rows("global" if s.scope == "GLOBAL" else "session")
+        keep = set(show.like_filter([r[0] for r in rows], s.like))
+        table = show.string_table(["Variable_name", "Value", "Default_Value", "Changed"],
+                                  [r for r in rows if r[0] in keep])
+        return ResultSet(self._where(table, s.where))
+
+    def _show_simple(self, s: st.ShowSimple) -> Result:
+        kind = s.kind.upper()
+        if kind == "ENGINES":
+            return ResultSet(show.show_engines())
+        if kind in ("CHARSET", "CHARACTER SET"):
+            return ResultSet(show.show_charset())
+        if kind == "COLLATION":
+            return ResultSet(show.show_collation())
+        if kind == "PLUGINS":
+            return ResultSet(show.show_plugins())
+        if kind in ("WARNINGS", "ERRORS"):
+            return ResultSet(show.string_table(["Level", "Code", "Message"], self.warnings))
+        if kind == "STATUS":
+            return ResultSet(show.string_table(["Variable_name", "Value"], []))
+        if kind == "PROCESSLIST":
+            return ResultSet(self._processlist())
+        raise doris_error(f"Unsupported statement: SHOW {kind}")
+
+    def _processlist(self) -> pa.Table:
+        names = ["CurrentConnected", "Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",
+                 "State", "QueryId", "Info"]
+        rows = []
+        for c in self.ctx.server.connections() if self.ctx.server is not None else []:
+            get = c.get if isinstance(c, dict) else lambda k, c=c: getattr(c, k, None)
+            rows.append(("Yes" if get("id") == self.info.connection_id else "No", get("id"), get("user"),
+                         get("host"), get("login_time"), "internal", get("db"), get("command"), get("time"),
+                         get("state"), "", get("info")))
+        return show.string_table(names, rows)
+
+    def _show_partitions(self, s: st.ShowPartitions) -> Result:
+        raise doris_error("SHOW PARTITIONS is not supported yet")
+
+    def _show_config(self, s: st.ShowConfig) -> Result:
+        rows = [(k, v, "string", str(k in MUTABLE_FE_KEYS).lower(), "false", "")
+                for k, v in self.ctx.config.items_fe() if k != "root_password"]
+        keep = set(show.like_filter([r[0] for r in rows], s.like))
+        return ResultSet(show.string_table(["Key", "Value", "Type", "IsMutable", "MasterOnly", "Comment"],
+                                           [r for r in rows if r[0] in keep]))
+
+    def _admin_set_config(self, s: st.AdminSetConfig) -> Result:
+        for key, _value in s.configs:
+            if key not in self.ctx.config.fe:
+                raise doris_error(f"Config '{key}' does not exist")
+            if key not in MUTABLE_FE_KEYS:
+                raise doris_error(f"Config '{key}' is not mutable")
+        for key, value in s.configs:
+            self.ctx.config.set_fe(key, value)
+        return OkResult()
+
+    def _where(self, table: pa.Table, where: exp.Expression | None) -> pa.Table:
+        """SHOW ... WHERE: the condition runs over the SHOW output as a table."""
+        if where is None:
+            return table
+        source = ArrowTableSource("show", table)
+        query = exp.select("*").from_("show").where(where.copy())
+        ctx = self.query_context()
+        ctx.resolve_table = lambda db, name: source
+        return execute_query(query, ctx)
+
+    # -- SET, users, connections ------------------------------------------------------------------------
+    def _set(self, s: st.SetVariables) -> Result:
+        for scope, name, value in s.assignments:
+            self.vars.set(name, self._evaluate(value), scope.lower())
+        return OkResult()
+
+    def _set_password(self, s: st.SetPassword) -> Result:
+        user = s.user or self.info.user
+        if user != self.info.user and self.info.user != "root":
+            raise doris_error("Access denied; you need (at least one of) the GRANT privilege(s) for this "
+                              "operation", 1227, "42000")
+        if s.hashed:
+            self.ctx.users.set_password_hash(user, s.password)
+        else:
+            self.ctx.users.set_password(user, s.password)
+        return OkResult()
+
+    def _kill(self, s: st.Kill) -> Result:
+        if self.ctx.server is None or not self.ctx.server.kill(s.connection_id, query_only=s.query_only):
+            raise doris_error(f"Unknown thread id: {s.connection_id}", 1094, "HY000")
+        return OkResult()
+
+    def _transaction(self, s: st.Transaction) -> Result:
+        return OkResult()  # every statement commits by itself; BEGIN/COMMIT/ROLLBACK are accepted no-ops
+
+    HANDLERS: dict[type, Callable[[Session, Any], Result]] = {
+        st.Query: _query,
+        st.Explain: _explain,
+        st.Insert: _insert,
+        st.CreateDatabase: _create_database,
+        st.DropDatabase: _drop_database,
+        st.Use: _use,
+        st.CreateTable: _create_table,
+        st.DropTable: _drop_table,
+        st.TruncateTable: _truncate,
+        st.Describe: _describe,
+        st.ShowCreateTable: _show_create_table,
+        st.ShowCreateDatabase: _show_create_database,
+        st.ShowDatabases: _show_databases,
+        st.ShowTables: _show_tables,
+        st.ShowColumns: _show_columns,
+        st.ShowIndex: _show_index,
+        st.ShowTableStatus: _show_table_status,
+        st.ShowVariables: _show_variables,
+        st.ShowSimple: _show_simple,
+        st.ShowPartitions: _show_partitions,
+        st.ShowConfig: _show_config,
+        st.AdminSetConfig: _admin_set_config,
+        st.SetVariables: _set,
+        st.SetPassword: _set_password,
+        st.Kill: _kill,
+        st.Transaction: _transaction,
+    }
+

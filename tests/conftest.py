@@ -1,0 +1,100 @@
+"""Fixtures: a real dorislite server in a subprocess (free port, temporary storage root) and clients."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pymysql
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class ServerProcess:
+    port: int
+    storage: Path
+    proc: subprocess.Popen | None = None
+    log: Path | None = None
+
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        self.log = self.storage.parent / f"server-{self.port}.log"
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--storage", str(self.storage)],
+            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20.0) -> int | None:
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+    def connect(self, db: str | None = None, **kw) -> pymysql.connections.Connection:
+        kw.setdefault("user", "root")
+        kw.setdefault("password", "")
+        return pymysql.connect(host="127.0.0.1", port=self.port, database=db, autocommit=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    srv = ServerProcess(free_port(), tmp_path_factory.mktemp("dorislite") / "data").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A server of the test's own, for restarts and kills."""
+    srv = ServerProcess(free_port(), tmp_path / "data").start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def db(server: ServerProcess) -> Iterator[str]:
+    """A new database for one test, dropped afterwards."""
+    name = "t_" + uuid.uuid4().hex[:10]
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {name}")
+    yield name
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS {name}")
+
+
+@pytest.fixture
+def cur(server: ServerProcess, db: str):
+    conn = server.connect(db)
+    with conn.cursor() as c:
+        yield c
+    conn.close()
