@@ -1,0 +1,59 @@
+"""The contract between the protocol layer and the SQL session that executes statements."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import pyarrow as pa
+
+from server.results import Result
+
+if TYPE_CHECKING:
+    from server.protocol.server import MysqlServer
+
+
+@dataclass
+class ConnectionInfo:
+    """Who is connected. `server` gives the session KILL and SHOW PROCESSLIST (both thread-safe)."""
+
+    connection_id: int
+    user: str
+    host: str  # client address, as in 'user'@'host'
+    database: str | None  # initial database from the handshake (CLIENT_CONNECT_WITH_DB) or COM_CHANGE_USER
+    capabilities: int  # client capability flags, already masked by what the server offers
+    server: MysqlServer
+    client_attrs: dict[str, str] = field(default_factory=dict)
+
+
+class ConnectionHandler(Protocol):
+    """One per connection. Every method runs in a worker thread, never two at once for one connection.
+
+    Errors: raise an exception with `code`, `sqlstate` and `message` attributes to choose the ERR packet
+    (anything else is sent as 1105 HY000). An exception may also carry `results` (a list of Results of
+    the statements that ran before the failing one in a multi-statement text); they are sent first.
+    Optional extras the protocol layer uses when present: a `database` attribute (current database, for
+    SHOW PROCESSLIST) and a `cancel()` method (KILL QUERY; called from another thread).
+    """
+
+    def execute(self, sql: str, multi: bool) -> list[Result]:
+        """Run the text of one COM_QUERY (or a bound prepared statement, then always multi=False).
+
+        With multi=False the handler must reject text holding more than one statement.
+        """
+        ...
+
+    def init_db(self, db: str) -> None:
+        """COM_INIT_DB (and the handshake's database); raise a 1049 error for an unknown database."""
+        ...
+
+    def field_list(self, table: str) -> pa.Schema:
+        """COM_FIELD_LIST (the mysql CLI's tab completion): the table's columns; may raise."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+HandlerFactory = Callable[[ConnectionInfo], ConnectionHandler]

@@ -1,0 +1,84 @@
+"""Packet framing over an asyncio stream: 3-byte length + sequence id, 16 MiB continuation, size limit."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from server.protocol.constants import MAX_PAYLOAD
+from server.protocol.errors import PacketsOutOfOrder, PacketTooLarge
+
+
+class PacketStream:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 max_packet: int, read_timeout: float) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.max_packet = max_packet
+        self.read_timeout = read_timeout  # for the rest of a packet once its header arrived
+        self.seq = 0
+
+    async def read(self, new_command: bool = False) -> bytes:
+        """One logical packet. `new_command` resets the sequence: a command always starts at 0."""
+        if new_command:
+            self.seq = 0
+        length = await self._header(wait=None)
+        total = length
+        if total > self.max_packet:
+            raise PacketTooLarge()
+        parts = [await self._body(length)]
+        while length == MAX_PAYLOAD:
+            length = await self._header(wait=self.read_timeout)
+            total += length
+            if total > self.max_packet:
+                raise PacketTooLarge()
+            parts.append(await self._body(length))
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    async def _header(self, wait: float | None) -> int:
+        read = self.reader.readexactly(4)
+        header = await (asyncio.wait_for(read, wait) if wait else read)
+        if header[3] != self.seq:
+            raise PacketsOutOfOrder()
+        self.seq = (self.seq + 1) & 0xFF
+        return int.from_bytes(header[:3], "little")
+
+    async def _body(self, length: int) -> bytes:
+        if not length:
+            return b""
+        return await asyncio.wait_for(self.reader.readexactly(length), self.read_timeout)
+
+    def write(self, payload: bytes) -> None:
+        """Frame one logical packet, splitting at 16 MiB - 1 (an exact multiple ends with an empty packet)."""
+        view = memoryview(payload)
+        while True:
+            chunk = view[:MAX_PAYLOAD]
+            self.writer.write(len(chunk).to_bytes(3, "little") + bytes((self.seq,)))
+            if len(chunk):
+                self.writer.write(chunk)
+            self.seq = (self.seq + 1) & 0xFF
+            view = view[MAX_PAYLOAD:]
+            if len(chunk) < MAX_PAYLOAD:
+                return
+
+    def write_framed(self, data: bytes, packets: int) -> None:
+        """Bytes that already hold `packets` framed packets numbered from the current sequence id."""
+        self.writer.write(data)
+        self.seq = (self.seq + packets) & 0xFF
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+    async def discard_input(self, budget: float = 3.0, idle: float = 0.3) -> None:
+        """Swallow what the client is still sending, so it can read our ERR before we close.
+
+        Stops at EOF, after `idle` seconds without data, or after `budget` seconds in all.
+        """
+        deadline = time.monotonic() + budget
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                chunk = await asyncio.wait_for(self.reader.read(1 << 20), min(idle, left))
+            except (TimeoutError, OSError):
+                return
+            if not chunk:
+                return
