@@ -1,0 +1,651 @@
+"""The durable catalog: model objects persisted in SQLite (WAL, synchronous=FULL) at <root>/catalog.db.
+
+One SQLite transaction per DDL or publish, so a crash leaves either the old or the new catalog, never a
+half-created table or a half-published load. Every entity with an id has its own table; value objects
+inside them (Column, PartitionItem, DistributionInfo, ...) are stored as JSON. All access goes through one
+connection guarded by a lock: the server calls in from several threads.
+
+The version visibility rule (which rowsets a reader at version v sees) lives here, in `visible_rowsets`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from storage.catalog.model import (
+    INDEX_NORMAL,
+    PARTITION_INIT_VERSION,
+    Column,
+    Database,
+    DistributionInfo,
+    IndexDef,
+    MaterializedIndexMeta,
+    OlapTable,
+    Partition,
+    PartitionInfo,
+    PartitionItem,
+    Rowset,
+    TableSpec,
+    Tablet,
+)
+from storage.errors import StorageError, doris_error
+
+FIRST_ID = 10000  # Doris's catalog ids start at 10000
+FIRST_TXN_ID = 1000
+
+TXN_PREPARE = "PREPARE"
+TXN_VISIBLE = "VISIBLE"
+TXN_ABORTED = "ABORTED"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS databases (
+    db_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, create_time REAL NOT NULL, properties TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tables (
+    table_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, name TEXT NOT NULL, keys_type TEXT NOT NULL,
+    columns TEXT NOT NULL, partition_info TEXT NOT NULL, distribution TEXT NOT NULL,
+    base_index_id INTEGER NOT NULL, properties TEXT NOT NULL, index_defs TEXT NOT NULL, comment TEXT NOT NULL,
+    create_time REAL NOT NULL, update_time REAL NOT NULL, UNIQUE (db_id, name));
+CREATE TABLE IF NOT EXISTS indexes (
+    index_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,
+    columns TEXT NOT NULL, keys_type TEXT NOT NULL, short_key_column_count INTEGER NOT NULL,
+    schema_hash INTEGER NOT NULL, state TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS indexes_by_table ON indexes (table_id);
+CREATE TABLE IF NOT EXISTS partitions (
+    partition_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, position INTEGER NOT NULL, item TEXT NOT NULL,
+    buckets INTEGER NOT NULL, visible_version INTEGER NOT NULL, visible_version_time REAL NOT NULL,
+    next_version INTEGER NOT NULL, data_size INTEGER NOT NULL, row_count INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS partitions_by_table ON partitions (table_id);
+CREATE TABLE IF NOT EXISTS tablets (
+    tablet_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, partition_id INTEGER NOT NULL,
+    index_id INTEGER NOT NULL, bucket INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tablets_by_table ON tablets (table_id, partition_id, index_id);
+CREATE TABLE IF NOT EXISTS rowsets (
+    rowset_id TEXT PRIMARY KEY, tablet_id INTEGER NOT NULL, start_version INTEGER NOT NULL,
+    end_version INTEGER NOT NULL, num_rows INTEGER NOT NULL, num_segments INTEGER NOT NULL,
+    data_size INTEGER NOT NULL, txn_id INTEGER NOT NULL, kind TEXT NOT NULL, delete_predicate TEXT,
+    overlapping INTEGER NOT NULL, created_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS rowsets_by_tablet ON rowsets (tablet_id, start_version);
+CREATE TABLE IF NOT EXISTS transactions (
+    txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
+    status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
+CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
+"""
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """A load transaction (Doris's TransactionState, reduced to what a single node needs)."""
+
+    txn_id: int
+    db_id: int
+    table_id: int
+    label: str
+    status: str  # PREPARE / VISIBLE / ABORTED
+    created_at: float
+    finished_at: float | None = None
+    reason: str | None = None
+
+
+def new_label() -> str:
+    """Doris 2.1's automatic INSERT label: label_<16 hex>_<16 hex>."""
+    return f"label_{secrets.token_hex(8)}_{secrets.token_hex(8)}"
+
+
+def unknown_database(name: str) -> StorageError:
+    return doris_error(f"Unknown database '{name}'", 1049, "42000")
+
+
+# ---------------------------------------------------------------- value objects <-> JSON
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _tuple_or_none(v: list | None) -> tuple | None:
+    return None if v is None else tuple(v)
+
+
+def _pairs(v: list) -> tuple[tuple[str, str], ...]:
+    return tuple((a, b) for a, b in v)
+
+
+def _columns_json(columns: Sequence[Column]) -> str:
+    return _dumps([asdict(c) for c in columns])
+
+
+def _columns_from(text: str) -> tuple[Column, ...]:
+    return tuple(Column(**d) for d in json.loads(text))
+
+
+def _item_json(item: PartitionItem) -> str:
+    return _dumps(asdict(item))
+
+
+def _item_from(text: str) -> PartitionItem:
+    d = json.loads(text)
+    return PartitionItem(
+        name=d["name"],
+        lower=_tuple_or_none(d["lower"]),
+        upper=_tuple_or_none(d["upper"]),
+        values=None if d["values"] is None else tuple(tuple(v) for v in d["values"]),
+        buckets=d["buckets"],
+        properties=_pairs(d["properties"]),
+    )
+
+
+def _index_defs_from(text: str) -> tuple[IndexDef, ...]:
+    return tuple(
+        IndexDef(name=d["name"], columns=tuple(d["columns"]), index_type=d["index_type"], comment=d["comment"],
+                 properties=_pairs(d["properties"]))
+        for d in json.loads(text)
+    )
+
+
+def _distribution_from(text: str) -> DistributionInfo:
+    d = json.loads(text)
+    return DistributionInfo(type=d["type"], columns=tuple(d["columns"]), buckets=d["buckets"], auto=d["auto"])
+
+
+def _partition_info_from(text: str) -> PartitionInfo:
+    d = json.loads(text)
+    return PartitionInfo(type=d["type"], columns=tuple(d["columns"]))
+
+
+def _rowset_from(r: sqlite3.Row) -> Rowset:
+    return Rowset(
+        rowset_id=r["rowset_id"], tablet_id=r["tablet_id"], start_version=r["start_version"],
+        end_version=r["end_version"], num_rows=r["num_rows"], num_segments=r["num_segments"],
+        data_size=r["data_size"], txn_id=r["txn_id"], kind=r["kind"], delete_predicate=r["delete_predicate"],
+        overlapping=bool(r["overlapping"]), created_at=r["created_at"],
+    )
+
+
+def _txn_from(r: sqlite3.Row) -> Transaction:
+    return Transaction(
+        txn_id=r["txn_id"], db_id=r["db_id"], table_id=r["table_id"], label=r["label"], status=r["status"],
+        created_at=r["created_at"], finished_at=r["finished_at"], reason=r["reason"],
+    )
+
+
+def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]:
+    """The version visibility rule (Doris's consistent version path), in ascending version order.
+
+    Among rowsets ending at or below `max_version`, walk versions upward: at each step take the rowset
+    with the smallest start >= the next needed version, preferring the widest one (a compaction output
+    [a-b] over the inputs [a-a]..[b-b] it replaced). Versions a tablet never received (a load that wrote
+    no rows into it) are simply skipped.
+    """
+    candidates = sorted(
+        (r for r in rowsets if r.end_version <= max_version),
+        key=lambda r: (r.start_version, -r.end_version),
+    )
+    path: list[Rowset] = []
+    next_needed = -1
+    for r in candidates:
+        if r.start_version >= next_needed:
+            path.append(r)
+            next_needed = r.end_version + 1
+    return path
+
+
+# ---------------------------------------------------------------- the store
+
+
+class Catalog:
+    """Databases, tables, partitions, indexes, tablets, rowsets and transactions, persisted in SQLite."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.path = self.root / "catalog.db"
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        self._tablet_drop_listeners: list[Callable[[list[int]], None]] = []
+        self._table_cache: dict[int, OlapTable] = {}
+        with self._write() as c:
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.execute("INSERT OR IGNORE INTO counters VALUES ('id', ?)", (FIRST_ID,))
+            c.execute("INSERT OR IGNORE INTO counters VALUES ('txn', ?)", (FIRST_TXN_ID,))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def on_tablets_dropped(self, listener: Callable[[list[int]], None]) -> None:
+        """Called (after the commit) with the ids of tablets a DROP / TRUNCATE removed, to free their files."""
+        self._tablet_drop_listeners.append(listener)
+
+    # ------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One SQLite transaction; rolled back on any exception."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+            finally:
+                self._table_cache.clear()
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._conn
+
+    @staticmethod
+    def _allocate(c: sqlite3.Connection, n: int = 1, counter: str = "id") -> int:
+        """First of `n` consecutive new ids."""
+        first = c.execute("SELECT value FROM counters WHERE name = ?", (counter,)).fetchone()[0]
+        c.execute("UPDATE counters SET value = ? WHERE name = ?", (first + n, counter))
+        return first
+
+    def _notify_dropped(self, tablet_ids: list[int]) -> None:
+        if not tablet_ids:
+            return
+        for listener in self._tablet_drop_listeners:
+            listener(tablet_ids)
+
+    # ------------------------------------------------------------ databases
+
+    def create_database(self, name: str, if_not_exists: bool = False,
+                        properties: Mapping[str, str] | None = None) -> Database | None:
+        with self._write() as c:
+            if c.execute("SELECT 1 FROM databases WHERE name = ?", (name,)).fetchone():
+                if if_not_exists:
+                    return None
+                raise doris_error(f"Can't create database '{name}'; database exists", 1007, "HY000")
+            db = Database(db_id=self._allocate(c), name=name, create_time=time.time(),
+                          properties=tuple((properties or {}).items()))
+            c.execute("INSERT INTO databases VALUES (?, ?, ?, ?)",
+                      (db.db_id, db.name, db.create_time, _dumps(list(db.properties))))
+            return db
+
+    def drop_database(self, name: str, if_exists: bool = False) -> None:
+        dropped: list[int] = []
+        with self._write() as c:
+            row = c.execute("SELECT db_id FROM databases WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                if if_exists:
+                    return
+                raise doris_error(f"Can't drop database '{name}'; database doesn't exist", 1008, "HY000")
+            for (table_id,) in c.execute("SELECT table_id FROM tables WHERE db_id = ?", (row[0],)).fetchall():
+                dropped += self._delete_table(c, table_id)
+            c.execute("DELETE FROM transactions WHERE db_id = ?", (row[0],))
+            c.execute("DELETE FROM databases WHERE db_id = ?", (row[0],))
+        self._notify_dropped(dropped)
+
+    def get_database(self, name: str) -> Database | None:
+        with self._read() as c:
+            row = c.execute("SELECT * FROM databases WHERE name = ?", (name,)).fetchone()
+        return None if row is None else self._database_from(row)
+
+    def list_databases(self) -> list[Database]:
+        with self._read() as c:
+            rows = c.execute("SELECT * FROM databases ORDER BY name").fetchall()
+        return [self._database_from(r) for r in rows]
+
+    @staticmethod
+    def _database_from(r: sqlite3.Row) -> Database:
+        return Database(db_id=r["db_id"], name=r["name"], create_time=r["create_time"],
+                        properties=_pairs(json.loads(r["properties"])))
+
+    def _db_id(self, c: sqlite3.Connection, db_name: str) -> int:
+        row = c.execute("SELECT db_id FROM databases WHERE name = ?", (db_name,)).fetchone()
+        if row is None:
+            raise unknown_database(db_name)
+        return row[0]
+
+    # ------------------------------------------------------------ tables
+
+    def create_table(self, db_name: str, spec: TableSpec, if_not_exists: bool = False) -> OlapTable | None:
+        with self._write() as c:
+            db_id = self._db_id(c, db_name)
+            if c.execute("SELECT 1 FROM tables WHERE db_id = ? AND name = ?", (db_id, spec.name)).fetchone():
+                if if_not_exists:
+                    return None
+                raise doris_error(f"Table '{spec.name}' already exists", 1050, "42S01")
+            now = time.time()
+            table_id = self._allocate(c)
+            index_id = self._allocate(c)
+            columns = tuple(replace(col, unique_id=col.unique_id or i) for i, col in enumerate(spec.columns))
+            base = MaterializedIndexMeta(
+                index_id=index_id, name=spec.name, columns=columns, keys_type=spec.keys_type,
+                short_key_column_count=spec.short_key_column_count,
+                schema_hash=secrets.randbits(31),
+            )
+            c.execute(
+                "INSERT INTO tables VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (table_id, db_id, spec.name, spec.keys_type, _columns_json(columns),
+                 _dumps(asdict(spec.partition_info)), _dumps(asdict(spec.distribution)), index_id,
+                 _dumps(list(spec.properties)), _dumps([asdict(d) for d in spec.index_defs]), spec.comment,
+                 now, now),
+            )
+            self._insert_index(c, table_id, 0, base)
+            for pos, item in enumerate(spec.partition_items):
+                self._insert_partition(c, table_id, pos, item, spec.distribution, [index_id])
+            return self._load_table(c, table_id)
+
+    @staticmethod
+    def _insert_index(c: sqlite3.Connection, table_id: int, position: int, meta: MaterializedIndexMeta) -> None:
+        c.execute(
+            "INSERT INTO indexes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (meta.index_id, table_id, position, meta.name, _columns_json(meta.columns), meta.keys_type,
+             meta.short_key_column_count, meta.schema_hash, meta.state),
+        )
+
+    def _insert_partition(self, c: sqlite3.Connection, table_id: int, position: int, item: PartitionItem,
+                          distribution: DistributionInfo, index_ids: Sequence[int]) -> int:
+        """A new empty partition (version 1) with one tablet per bucket per index."""
+        partition_id = self._allocate(c)
+        buckets = item.buckets or distribution.buckets
+        c.execute(
+            "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (partition_id, table_id, position, _item_json(item), buckets, PARTITION_INIT_VERSION, time.time(),
+             PARTITION_INIT_VERSION + 1, 0, 0),
+        )
+        first = self._allocate(c, buckets * len(index_ids))
+        c.executemany(
+            "INSERT INTO tablets VALUES (?, ?, ?, ?, ?)",
+            [(first + i * buckets + b, table_id, partition_id, index_id, b)
+             for i, index_id in enumerate(index_ids) for b in range(buckets)],
+        )
+        return partition_id
+
+    def get_table(self, db_name: str, name: str) -> OlapTable | None:
+        """The table, or None if the database has no such table (unknown database raises)."""
+        with self._read() as c:
+            db_id = self._db_id(c, db_name)
+            row = c.execute("SELECT table_id FROM tables WHERE db_id = ? AND name = ?", (db_id, name)).fetchone()
+            return None if row is None else self._cached_table(c, row[0])
+
+    def get_table_by_id(self, table_id: int) -> OlapTable | None:
+        with self._read() as c:
+            return self._cached_table(c, table_id)
+
+    def list_tables(self, db_name: str) -> list[OlapTable]:
+        with self._read() as c:
+            db_id = self._db_id(c, db_name)
+            ids = [r[0] for r in c.execute("SELECT table_id FROM tables WHERE db_id = ? ORDER BY name", (db_id,))]
+            return [t for t in (self._cached_table(c, i) for i in ids) if t is not None]
+
+    def drop_table(self, db_name: str, name: str, if_exists: bool = False) -> None:
+        with self._write() as c:
+            db_id = self._db_id(c, db_name)
+            row = c.execute("SELECT table_id FROM tables WHERE db_id = ? AND name = ?", (db_id, name)).fetchone()
+            if row is None:
+                if if_exists:
+                    return
+                raise doris_error(f"Unknown table '{name}'", 1051, "42S02")
+            dropped = self._delete_table(c, row[0])
+        self._notify_dropped(dropped)
+
+    @staticmethod
+    def _delete_table(c: sqlite3.Connection, table_id: int) -> list[int]:
+        tablet_ids = [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE table_id = ?", (table_id,))]
+        c.execute("DELETE FROM rowsets WHERE tablet_id IN (SELECT tablet_id FROM tablets WHERE table_id = ?)",
+                  (table_id,))
+        for t in ("tablets", "partitions", "indexes", "tables"):
+            c.execute(f"DELETE FROM {t} WHERE table_id = ?", (table_id,))
+        c.execute("UPDATE transactions SET status = ?, reason = 'table dropped' WHERE table_id = ? AND status = ?",
+                  (TXN_ABORTED, table_id, TXN_PREPARE))
+        return tablet_ids
+
+    def truncate_table(self, db_name: str, name: str, partition_names: Sequence[str] | None = None) -> OlapTable:
+        """Replace the (named) partitions with new empty ones: new ids and tablets, same definitions,
+        versions back to 1."""
+        with self._write() as c:
+            db_id = self._db_id(c, db_name)
+            row = c.execute("SELECT table_id FROM tables WHERE db_id = ? AND name = ?", (db_id, name)).fetchone()
+            if row is None:
+                raise doris_error(f"Unknown table '{name}'", 1051, "42S02")
+            table = self._load_table(c, row[0])
+            assert table is not None
+            wanted = None if partition_names is None else {p.lower() for p in partition_names}
+            if wanted is not None:
+                missing = wanted - {p.name.lower() for p in table.partitions}
+                if missing:
+                    raise doris_error(f"Partition '{sorted(missing)[0]}' does not exist")
+            index_ids = [i.index_id for i in table.indexes]
+            dropped: list[int] = []
+            for pos, p in enumerate(table.partitions):
+                if wanted is not None and p.name.lower() not in wanted:
+                    continue
+                dropped += [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?",
+                                                    (p.partition_id,))]
+                c.execute("DELETE FROM rowsets WHERE tablet_id IN "
+                          "(SELECT tablet_id FROM tablets WHERE partition_id = ?)", (p.partition_id,))
+                c.execute("DELETE FROM tablets WHERE partition_id = ?", (p.partition_id,))
+                c.execute("DELETE FROM partitions WHERE partition_id = ?", (p.partition_id,))
+                # keep the bucket count the partition actually had
+                item = p.item if p.item.buckets else replace(p.item, buckets=p.buckets)
+                self._insert_partition(c, table.table_id, pos, item, table.distribution, index_ids)
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table.table_id))
+            c.execute("UPDATE transactions SET status = ?, reason = 'table truncated' WHERE table_id = ? "
+                      "AND status = ?", (TXN_ABORTED, table.table_id, TXN_PREPARE))
+            result = self._load_table(c, table.table_id)
+        self._notify_dropped(dropped)
+        assert result is not None
+        return result
+
+    def add_index(self, table_id: int, name: str, columns: Sequence[Column], short_key_column_count: int,
+                  state: str = INDEX_NORMAL) -> MaterializedIndexMeta:
+        """A new materialized index (rollup) with one empty tablet per bucket in every partition.
+
+        Loads write every index from then on; building it from existing data is the ALTER job's work (it
+        creates the index as SHADOW, fills it, then switches it to NORMAL with `set_index_state`).
+        """
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            if any(i.name == name for i in table.indexes):
+                raise doris_error(f"Rollup name[{name}] already exists")
+            meta = MaterializedIndexMeta(
+                index_id=self._allocate(c), name=name, columns=tuple(columns), keys_type=table.keys_type,
+                short_key_column_count=short_key_column_count, schema_hash=secrets.randbits(31), state=state,
+            )
+            self._insert_index(c, table_id, len(table.indexes), meta)
+            for p in table.partitions:
+                first = self._allocate(c, p.buckets)
+                c.executemany("INSERT INTO tablets VALUES (?, ?, ?, ?, ?)",
+                              [(first + b, table_id, p.partition_id, meta.index_id, b) for b in range(p.buckets)])
+            return meta
+
+    def set_index_state(self, index_id: int, state: str) -> None:
+        with self._write() as c:
+            c.execute("UPDATE indexes SET state = ? WHERE index_id = ?", (state, index_id))
+
+    def _cached_table(self, c: sqlite3.Connection, table_id: int) -> OlapTable | None:
+        table = self._table_cache.get(table_id)
+        if table is None:
+            table = self._load_table(c, table_id)
+            if table is not None:
+                self._table_cache[table_id] = table
+        return table
+
+    @staticmethod
+    def _load_table(c: sqlite3.Connection, table_id: int) -> OlapTable | None:
+        r = c.execute("SELECT * FROM tables WHERE table_id = ?", (table_id,)).fetchone()
+        if r is None:
+            return None
+        indexes = tuple(
+            MaterializedIndexMeta(
+                index_id=i["index_id"], name=i["name"], columns=_columns_from(i["columns"]),
+                keys_type=i["keys_type"], short_key_column_count=i["short_key_column_count"],
+                schema_hash=i["schema_hash"], state=i["state"],
+            )
+            for i in c.execute("SELECT * FROM indexes WHERE table_id = ? ORDER BY position, index_id", (table_id,))
+        )
+        partitions = tuple(
+            Partition(
+                partition_id=p["partition_id"], table_id=table_id, item=_item_from(p["item"]), buckets=p["buckets"],
+                visible_version=p["visible_version"], visible_version_time=p["visible_version_time"],
+                next_version=p["next_version"], data_size=p["data_size"], row_count=p["row_count"],
+            )
+            for p in c.execute("SELECT * FROM partitions WHERE table_id = ? ORDER BY position, partition_id",
+                               (table_id,))
+        )
+        return OlapTable(
+            table_id=table_id, db_id=r["db_id"], name=r["name"], keys_type=r["keys_type"],
+            columns=_columns_from(r["columns"]), partition_info=_partition_info_from(r["partition_info"]),
+            distribution=_distribution_from(r["distribution"]), base_index_id=r["base_index_id"],
+            indexes=indexes, partitions=partitions, properties=_pairs(json.loads(r["properties"])),
+            index_defs=_index_defs_from(r["index_defs"]), comment=r["comment"], create_time=r["create_time"],
+            update_time=r["update_time"],
+        )
+
+    # ------------------------------------------------------------ tablets and rowsets
+
+    def tablets(self, table_id: int, partition_id: int | None = None, index_id: int | None = None) -> list[Tablet]:
+        sql = "SELECT * FROM tablets WHERE table_id = ?"
+        args: list[Any] = [table_id]
+        if partition_id is not None:
+            sql += " AND partition_id = ?"
+            args.append(partition_id)
+        if index_id is not None:
+            sql += " AND index_id = ?"
+            args.append(index_id)
+        with self._read() as c:
+            rows = c.execute(sql + " ORDER BY tablet_id", args).fetchall()
+        return [Tablet(tablet_id=r["tablet_id"], table_id=r["table_id"], partition_id=r["partition_id"],
+                       index_id=r["index_id"], bucket=r["bucket"]) for r in rows]
+
+    def all_rowsets(self, tablet_id: int) -> list[Rowset]:
+        """Every committed rowset of a tablet (including ones a compaction superseded)."""
+        with self._read() as c:
+            rows = c.execute("SELECT * FROM rowsets WHERE tablet_id = ? ORDER BY start_version, end_version",
+                             (tablet_id,)).fetchall()
+        return [_rowset_from(r) for r in rows]
+
+    def rowsets(self, tablet_id: int, max_version: int) -> list[Rowset]:
+        """The rowsets a reader at `max_version` sees, in version order."""
+        with self._read() as c:
+            rows = c.execute("SELECT * FROM rowsets WHERE tablet_id = ? AND end_version <= ?",
+                             (tablet_id, max_version)).fetchall()
+        return visible_rowsets((_rowset_from(r) for r in rows), max_version)
+
+    def rowsets_for_tablets(self, tablets: Sequence[Tablet], versions: Mapping[int, int]) -> dict[int, list[Rowset]]:
+        """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
+        by_tablet: dict[int, list[Rowset]] = {t.tablet_id: [] for t in tablets}
+        if not tablets:
+            return by_tablet
+        with self._read() as c:
+            for start in range(0, len(tablets), 500):
+                chunk = [t.tablet_id for t in tablets[start:start + 500]]
+                marks = ",".join("?" * len(chunk))
+                for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({marks})", chunk):
+                    by_tablet[r["tablet_id"]].append(_rowset_from(r))
+        partition_of = {t.tablet_id: t.partition_id for t in tablets}
+        return {tid: visible_rowsets(rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
+
+    def all_rowset_ids(self) -> set[str]:
+        with self._read() as c:
+            return {r[0] for r in c.execute("SELECT rowset_id FROM rowsets")}
+
+    def all_tablet_ids(self) -> set[int]:
+        with self._read() as c:
+            return {r[0] for r in c.execute("SELECT tablet_id FROM tablets")}
+
+    # ------------------------------------------------------------ transactions
+
+    def begin_txn(self, db_id: int, table_id: int, label: str | None = None) -> int:
+        label = label or new_label()
+        with self._write() as c:
+            used = c.execute("SELECT 1 FROM transactions WHERE db_id = ? AND label = ? AND status != ?",
+                             (db_id, label, TXN_ABORTED)).fetchone()
+            if used:
+                raise doris_error(f"Label [{label}] has already been used.")
+            txn_id = self._allocate(c, counter="txn")
+            c.execute("INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)",
+                      (txn_id, db_id, table_id, label, TXN_PREPARE, time.time()))
+            return txn_id
+
+    def get_txn(self, txn_id: int) -> Transaction | None:
+        with self._read() as c:
+            row = c.execute("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
+        return None if row is None else _txn_from(row)
+
+    def get_txn_by_label(self, db_id: int, label: str) -> Transaction | None:
+        with self._read() as c:
+            row = c.execute("SELECT * FROM transactions WHERE db_id = ? AND label = ? ORDER BY txn_id DESC",
+                            (db_id, label)).fetchone()
+        return None if row is None else _txn_from(row)
+
+    def abort_txn(self, txn_id: int, reason: str = "") -> None:
+        with self._write() as c:
+            c.execute("UPDATE transactions SET status = ?, finished_at = ?, reason = ? WHERE txn_id = ? "
+                      "AND status = ?", (TXN_ABORTED, time.time(), reason, txn_id, TXN_PREPARE))
+
+    def publish(self, txn_id: int, rowsets: Sequence[Rowset], partition_ids: Iterable[int]) -> dict[int, int]:
+        """Make a load visible: in ONE SQLite transaction, give each touched partition its next version,
+        add every rowset at that version ([v-v]) and advance the partitions' visible versions.
+
+        The rowsets' own version fields are ignored (versions are only known here). Returns
+        partition_id -> new visible version.
+        """
+        partition_ids = sorted(set(partition_ids))
+        with self._write() as c:
+            txn = c.execute("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
+            if txn is None or txn["status"] != TXN_PREPARE:
+                state = "unknown" if txn is None else txn["status"]
+                raise doris_error(f"transaction [{txn_id}] is {state}, cannot publish")
+            table_id = txn["table_id"]
+            base = c.execute("SELECT base_index_id FROM tables WHERE table_id = ?", (table_id,)).fetchone()
+            if base is None:
+                raise doris_error(f"table of transaction [{txn_id}] no longer exists")
+            now = time.time()
+            versions: dict[int, int] = {}
+            for pid in partition_ids:
+                p = c.execute("SELECT next_version, table_id FROM partitions WHERE partition_id = ?",
+                              (pid,)).fetchone()
+                if p is None or p["table_id"] != table_id:
+                    raise doris_error(f"partition [{pid}] of transaction [{txn_id}] no longer exists")
+                versions[pid] = p["next_version"]
+            data_size = dict.fromkeys(partition_ids, 0)
+            row_count = dict.fromkeys(partition_ids, 0)
+            for rs in rowsets:
+                t = c.execute("SELECT partition_id, index_id FROM tablets WHERE tablet_id = ?",
+                              (rs.tablet_id,)).fetchone()
+                if t is None or t["partition_id"] not in versions:
+                    raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
+                v = versions[t["partition_id"]]
+                c.execute(
+                    "INSERT INTO rowsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (rs.rowset_id, rs.tablet_id, v, v, rs.num_rows, rs.num_segments, rs.data_size, txn_id,
+                     rs.kind, rs.delete_predicate, int(rs.overlapping), now),
+                )
+                data_size[t["partition_id"]] += rs.data_size
+                if t["index_id"] == base[0]:
+                    row_count[t["partition_id"]] += rs.num_rows
+            for pid, v in versions.items():
+                c.execute(
+                    "UPDATE partitions SET visible_version = ?, next_version = ?, visible_version_time = ?, "
+                    "data_size = data_size + ?, row_count = row_count + ? WHERE partition_id = ?",
+                    (v, v + 1, now, data_size[pid], row_count[pid], pid),
+                )
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
+            c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",
+                      (TXN_VISIBLE, now, txn_id))
+            return versions
