@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): data generators, workloads, reports. Run modules with `python -m bench.<name>`."""

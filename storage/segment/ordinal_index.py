@@ -1,0 +1,61 @@
+"""Ordinal index: for each data page of a column, its first row ordinal, file offset and size.
+
+On disk: one INDEX page per column; body = first_row int64[n] | offset int64[n] | size int64[n].
+The reader maps a RowRanges onto the pages it must read with a searchsorted, never a loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from storage.errors import CorruptDataError
+from storage.segment.page import PageEncoding, build_page
+from storage.segment.row_ranges import RowRanges
+
+
+def encode_ordinal_index(first_rows: list[int], offsets: list[int], sizes: list[int]) -> bytes:
+    body = np.concatenate([np.asarray(first_rows, np.int64), np.asarray(offsets, np.int64),
+                           np.asarray(sizes, np.int64)]).tobytes()
+    return build_page(PageEncoding.INDEX, len(first_rows), body)
+
+
+@dataclass(frozen=True)
+class OrdinalIndex:
+    first_rows: np.ndarray  # int64, ascending, first_rows[0] == 0
+    offsets: np.ndarray
+    sizes: np.ndarray
+    num_rows: int
+
+    @classmethod
+    def decode(cls, body: bytes | memoryview, num_pages: int, num_rows: int, data_start: int,
+               data_end: int) -> OrdinalIndex:
+        try:
+            arr = np.frombuffer(body, np.int64, count=3 * num_pages).reshape(3, num_pages)
+        except ValueError as e:
+            raise CorruptDataError(f"malformed ordinal index: {e}") from e
+        first_rows, offsets, sizes = arr[0], arr[1], arr[2]
+        ok = (num_pages > 0 and first_rows[0] == 0 and bool(np.all(np.diff(first_rows) > 0))
+              and int(first_rows[-1]) < num_rows and bool(np.all(sizes > 0))
+              and int(offsets[0]) == data_start and bool(np.all(offsets[1:] == offsets[:-1] + sizes[:-1]))
+              and int(offsets[-1] + sizes[-1]) == data_end)
+        if not ok:
+            raise CorruptDataError("ordinal index is inconsistent")
+        return cls(first_rows, offsets, sizes, num_rows)
+
+    @property
+    def num_pages(self) -> int:
+        return len(self.first_rows)
+
+    @property
+    def page_ends(self) -> np.ndarray:
+        return np.append(self.first_rows[1:], self.num_rows)
+
+    def pages_for(self, ranges: RowRanges) -> np.ndarray:
+        """Indexes of the pages holding at least one row of `ranges`."""
+        return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))
+
+    def ranges_of(self, keep: np.ndarray) -> RowRanges:
+        """The rows of the pages flagged in `keep` (one bool per page)."""
+        return RowRanges.from_pages(self.first_rows, self.page_ends, keep)

@@ -1,0 +1,166 @@
+"""Zone maps: min, max, has_null, has_not_null per data page and for the whole segment (Doris column_zone_map).
+
+On disk: one INDEX page per column whose body is an Arrow IPC stream of one record batch with columns
+min, max (the column's own type), has_null, has_not_null; row 0 is the segment, row i + 1 is page i.
+Pruning compares predicate values with those arrays in pyarrow, i.e. with exactly the comparison
+semantics the caller's exact filter uses. A float page holding NaN gets [-inf, +inf].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from storage.errors import CorruptDataError
+from storage.predicate import ColumnPredicate, Op
+from storage.segment.page import PageEncoding, build_page
+
+MAX_IN_VALUES = 256  # longer IN lists are pruned by their min and max only
+
+
+@dataclass(frozen=True)
+class ZoneMap:
+    min: Any
+    max: Any
+    has_null: bool
+    has_not_null: bool
+
+
+def to_scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar | None:
+    """`value` as a scalar of the column's type, or None when it cannot be represented exactly.
+
+    pa.scalar silently truncates (2.5 -> int 2, a datetime -> its date); pruning on the truncated value
+    would drop matching rows, so a value that does not round-trip is refused and the caller keeps all rows.
+    """
+    if value is None:
+        return None
+    try:
+        s = pa.scalar(value, type=arrow_type)
+        same = s.as_py() == value
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+    return s if same is True else None
+
+
+def build_zone_maps(arr: pa.Array, bounds: np.ndarray) -> pa.RecordBatch:
+    """Zone maps of the pages [bounds[i], bounds[i+1]) of `arr`, preceded by the segment's."""
+    t = arr.type
+    n_pages = len(bounds) - 1
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), bool)
+    starts = bounds[:-1]
+    valid_counts = np.add.reduceat(valid.astype(np.int64), starts) if n_pages and len(arr) else np.zeros(n_pages)
+    sizes = np.diff(bounds)
+    has_not_null = valid_counts > 0
+    has_null = valid_counts < sizes
+    nan_pages = np.zeros(n_pages, bool)
+    if pa.types.is_floating(t) and n_pages and len(arr):
+        nan = pc.fill_null(pc.is_nan(arr), False).to_numpy(zero_copy_only=False)
+        nan_pages = np.add.reduceat(nan.astype(np.int64), starts) > 0
+    mins: list[Any] = []
+    maxs: list[Any] = []
+    for i, (s, e) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
+        if nan_pages[i]:
+            mins.append(float("-inf"))
+            maxs.append(float("inf"))
+            continue
+        mm = pc.min_max(arr.slice(s, e - s))
+        mins.append(mm["min"].as_py())
+        maxs.append(mm["max"].as_py())
+    min_arr = pa.array(mins, type=t)
+    max_arr = pa.array(maxs, type=t)
+    seg_min = pc.min(min_arr).as_py() if n_pages else None
+    seg_max = pc.max(max_arr).as_py() if n_pages else None
+    return pa.record_batch({
+        "min": pa.array([seg_min] + mins, type=t),
+        "max": pa.array([seg_max] + maxs, type=t),
+        "has_null": pa.array([bool(has_null.any())] + has_null.tolist(), pa.bool_()),
+        "has_not_null": pa.array([bool(has_not_null.any())] + has_not_null.tolist(), pa.bool_()),
+    })
+
+
+def encode_zone_map_page(batch: pa.RecordBatch) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    return build_page(PageEncoding.INDEX, batch.num_rows, sink.getvalue().to_pybytes())
+
+
+class ZoneMapIndex:
+    """A column's zone maps as loaded from its index page; row 0 = segment, rows 1.. = pages."""
+
+    def __init__(self, body: bytes | memoryview, arrow_type: pa.DataType, num_pages: int) -> None:
+        try:
+            batch = pa.ipc.open_stream(pa.py_buffer(body)).read_all().combine_chunks()
+        except pa.ArrowException as e:
+            raise CorruptDataError(f"malformed zone map: {e}") from e
+        if batch.num_rows != num_pages + 1 or batch.schema.field("min").type != arrow_type:
+            raise CorruptDataError("zone map does not match the column")
+        self.type = arrow_type
+        self.mins = batch.column("min").chunk(0) if batch.num_rows else pa.array([], arrow_type)
+        self.maxs = batch.column("max").chunk(0) if batch.num_rows else pa.array([], arrow_type)
+        self.has_null = batch.column("has_null").to_numpy().astype(bool)
+        self.has_not_null = batch.column("has_not_null").to_numpy().astype(bool)
+
+    @property
+    def segment(self) -> ZoneMap:
+        return ZoneMap(self.mins[0].as_py(), self.maxs[0].as_py(), bool(self.has_null[0]),
+                       bool(self.has_not_null[0]))
+
+    def may_match(self, pred: ColumnPredicate) -> np.ndarray:
+        """Per row (segment, then pages): False when no row there can satisfy `pred`."""
+        everything = np.ones(len(self.has_null), dtype=bool)
+        op = pred.op
+        if op == Op.IS_NULL:
+            return self.has_null.copy()
+        if op == Op.IS_NOT_NULL:
+            return self.has_not_null.copy()
+        values = pred.values
+        if op in (Op.IN, Op.NOT_IN) and not values:
+            return ~everything if op == Op.IN else self.has_not_null.copy()
+        scalars = [to_scalar(v, self.type) for v in values]
+        if not scalars or any(s is None for s in scalars):
+            return everything
+        if op == Op.IN and len(scalars) > MAX_IN_VALUES:
+            lo = min(scalars, key=lambda s: s.as_py())
+            hi = max(scalars, key=lambda s: s.as_py())
+            return self.has_not_null & self._ge_min(hi) & self._le_max(lo)
+        mask = self._compare(op, scalars)
+        return self.has_not_null & mask if mask is not None else everything
+
+    def _cmp(self, fn, arr: pa.Array, s: pa.Scalar) -> np.ndarray:
+        return pc.fill_null(fn(arr, s), False).to_numpy(zero_copy_only=False)
+
+    def _ge_min(self, s: pa.Scalar) -> np.ndarray:  # min <= s
+        return self._cmp(pc.less_equal, self.mins, s)
+
+    def _le_max(self, s: pa.Scalar) -> np.ndarray:  # max >= s
+        return self._cmp(pc.greater_equal, self.maxs, s)
+
+    def _compare(self, op: Op, scalars: list[pa.Scalar]) -> np.ndarray | None:
+        s = scalars[0]
+        if op == Op.EQ:
+            return self._ge_min(s) & self._le_max(s)
+        if op == Op.LT:
+            return self._cmp(pc.less, self.mins, s)
+        if op == Op.LE:
+            return self._ge_min(s)
+        if op == Op.GT:
+            return self._cmp(pc.greater, self.maxs, s)
+        if op == Op.GE:
+            return self._le_max(s)
+        if op == Op.IN:
+            keep = np.zeros(len(self.has_null), bool)
+            for v in scalars:
+                keep |= self._ge_min(v) & self._le_max(v)
+            return keep
+        if op in (Op.NE, Op.NOT_IN):
+            # only a zone whose every value equals an excluded value can be dropped
+            drop = np.zeros(len(self.has_null), bool)
+            for v in scalars:
+                drop |= self._cmp(pc.equal, self.mins, v) & self._cmp(pc.equal, self.maxs, v)
+            return ~drop
+        return None

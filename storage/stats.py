@@ -1,0 +1,26 @@
+"""Counters a scan accumulates while narrowing and reading rows (Doris's segment iterator statistics).
+
+Each index step adds how many rows it removed, so a query profile can show which index did the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass
+class ScanStats:
+    raw_rows_read: int = 0  # rows decoded from storage after index narrowing (Doris RawRowsRead)
+    rows_key_range_filtered: int = 0  # removed by the short key index (RowsKeyRangeFiltered)
+    rows_stats_filtered: int = 0  # removed by segment / page zone maps (RowsStatsFiltered)
+    rows_bloom_filter_filtered: int = 0
+    rows_bitmap_index_filtered: int = 0
+    rows_del_filtered: int = 0
+    pages_read: int = 0
+    pages_skipped: int = 0
+    bytes_read: int = 0
+
+    def merge(self, other: ScanStats) -> None:
+        """Add another scan's counters into this one (e.g. per-segment stats into a tablet's)."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
