@@ -1,0 +1,379 @@
+"""The storage engine: loads (route -> bucket -> memtable -> staged segments -> one publish) and scans
+(visible rowsets at a snapshot -> index-pruned segment reads -> merge-on-read).
+
+Files live at <root>/data/<tablet_id>/<rowset_id>_<n>.dat. A load writes into <root>/staging/txn_<id>/,
+renames into the data folders and only then publishes in one catalog commit: until that commit nothing
+references the files, and `open()` deletes whatever no committed rowset references (crash recovery), so a
+kill -9 at any moment neither loses committed data nor exposes part of a load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from storage.catalog.model import (
+    KEYS_DUP,
+    MaterializedIndexMeta,
+    OlapTable,
+    Rowset,
+    Tablet,
+)
+from storage.catalog.store import Catalog, new_label
+from storage.errors import StorageError, doris_error
+from storage.predicate import ColumnPredicate
+from storage.segment.reader import SegmentReader
+from storage.segment.writer import write_segments
+from storage.stats import ScanStats
+from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
+from storage.tablet.bucket_hash import pmod, random_buckets, spark_hash
+from storage.tablet.memtable import build_memtable
+from storage.tablet.partition_router import NO_PARTITION, route_partitions
+from storage.tablet.predicate_filter import predicate_mask
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_SEGMENT_BYTES = 256 * 1024 * 1024
+STRICT_MODE_FILTERED = "Insert has filtered data in strict mode"
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    txn_id: int
+    label: str
+    num_rows: int  # rows loaded (before the model's aggregation), Doris's "rows affected"
+    status: str = "VISIBLE"
+    filtered_rows: int = 0
+
+
+@dataclass(frozen=True)
+class StagedRowset:
+    """A rowset written into a transaction's staging folder, not yet visible."""
+
+    tablet_id: int
+    partition_id: int
+    rowset_id: str
+    num_rows: int
+    num_segments: int
+    data_size: int
+    overlapping: bool = False  # True if its segments' key ranges may overlap (then reads merge them)
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    table: OlapTable
+    schema: pa.Schema  # Arrow schema of the base columns (from the caller; used for empty results)
+    columns: Sequence[str]
+    predicates: Sequence[ColumnPredicate] = ()
+    partition_ids: Sequence[int] | None = None
+    index_id: int | None = None  # None = base index
+    versions: Mapping[int, int] | None = None  # partition_id -> snapshot version; None = visible now
+    merge: bool = True  # merge-on-read for AGG/UNIQUE (False: raw rows of every rowset)
+    tablet_ids: Sequence[int] | None = None  # bucket pruning by the planner; None = all tablets
+
+
+@dataclass
+class ScanResult:
+    table: pa.Table
+    stats: ScanStats = field(default_factory=ScanStats)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class StorageEngine:
+    def __init__(self, root: Path, config: Mapping[str, str] | None = None) -> None:
+        self.root = Path(root)
+        self.config = dict(config or {})
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.data_dir = self.root / "data"
+        self.staging_root = self.root / "staging"
+        self.data_dir.mkdir(exist_ok=True)
+        self.staging_root.mkdir(exist_ok=True)
+        self.catalog = Catalog(self.root)
+        self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
+        self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
+
+    # ------------------------------------------------------------ lifecycle
+
+    def open(self) -> None:
+        """Crash recovery: drop staging folders and every file no committed rowset references."""
+        shutil.rmtree(self.staging_root, ignore_errors=True)
+        self.staging_root.mkdir(exist_ok=True)
+        rowset_ids = self.catalog.all_rowset_ids()
+        tablet_ids = self.catalog.all_tablet_ids()
+        removed = 0
+        for tablet_dir in self.data_dir.iterdir():
+            if not tablet_dir.is_dir() or not tablet_dir.name.isdigit() or int(tablet_dir.name) not in tablet_ids:
+                if tablet_dir.is_dir():
+                    shutil.rmtree(tablet_dir, ignore_errors=True)
+                else:
+                    tablet_dir.unlink(missing_ok=True)
+                removed += 1
+                continue
+            for f in tablet_dir.iterdir():
+                if f.name.rsplit("_", 1)[0] not in rowset_ids:
+                    f.unlink(missing_ok=True)
+                    removed += 1
+        if removed:
+            log.info("storage open: removed %d unreferenced files/folders", removed)
+
+    def close(self) -> None:
+        self.catalog.close()
+
+    def tablet_dir(self, tablet_id: int) -> Path:
+        return self.data_dir / str(tablet_id)
+
+    def segment_paths(self, rowset: Rowset) -> list[Path]:
+        d = self.tablet_dir(rowset.tablet_id)
+        return [d / f"{rowset.rowset_id}_{i}.dat" for i in range(rowset.num_segments)]
+
+    def staging_dir(self, txn_id: int) -> Path:
+        """Where a transaction's writers (in-process or Spark tasks) put segment files before publish."""
+        return self.staging_root / f"txn_{txn_id}"
+
+    def _remove_tablet_dirs(self, tablet_ids: list[int]) -> None:
+        for tablet_id in tablet_ids:
+            shutil.rmtree(self.tablet_dir(tablet_id), ignore_errors=True)
+
+    def snapshot(self, table: OlapTable) -> dict[int, int]:
+        """partition_id -> visible version now: the versions a query reads for its whole duration."""
+        current = self.catalog.get_table_by_id(table.table_id) or table
+        return {p.partition_id: p.visible_version for p in current.partitions}
+
+    # ------------------------------------------------------------ load
+
+    def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True) -> LoadResult:
+        """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction."""
+        current = self.catalog.get_table_by_id(table.table_id)
+        if current is None:
+            raise doris_error(f"Unknown table '{table.name}'", 1051, "42S02")
+        data = self._conform(current, data)
+        label = label or new_label()
+        txn_id = self.catalog.begin_txn(current.db_id, current.table_id, label)
+        try:
+            keep, filtered, reason = self._filter_rows(current, data)
+            if filtered and strict:
+                raise doris_error(f"{STRICT_MODE_FILTERED}. Reason: {reason}", 5025, "HY000")
+            if filtered and filtered == data.num_rows:
+                raise doris_error("all partitions have no load data", 1064, "HY000")
+            positions = keep[1]
+            rows = data.filter(pa.array(keep[0])) if filtered else data
+            staged, partition_ids = self._write_load(txn_id, current, rows, positions)
+            self.commit(txn_id, staged, partition_ids)
+        except BaseException as e:
+            self.abort(txn_id, str(e))
+            raise
+        return LoadResult(txn_id=txn_id, label=label, num_rows=rows.num_rows, status="VISIBLE",
+                          filtered_rows=filtered)
+
+    @staticmethod
+    def _conform(table: OlapTable, data: pa.Table) -> pa.Table:
+        names = [c.name for c in table.columns]
+        if [n.lower() for n in data.column_names] != [n.lower() for n in names]:
+            raise StorageError(f"load columns {data.column_names} do not match table columns {names}")
+        return data.rename_columns(names)
+
+    @staticmethod
+    def _filter_rows(table: OlapTable, data: pa.Table) -> tuple[tuple[np.ndarray, np.ndarray], int, str]:
+        """((keep mask, partition position of kept rows), number filtered, first reason)."""
+        n = data.num_rows
+        keep = np.ones(n, dtype=bool)
+        reason = ""
+        for col in table.columns:
+            if not col.nullable:
+                nulls = data.column(col.name).is_null().to_numpy(zero_copy_only=False)
+                if nulls.any():
+                    reason = reason or f"null value for not null column, column={col.name}"
+                    keep &= ~nulls
+        positions = route_partitions(table, data)
+        no_partition = positions == NO_PARTITION
+        if (no_partition & keep).any():
+            reason = reason or "no partition for this tuple"
+            keep &= ~no_partition
+        filtered = int(n - keep.sum())
+        return (keep, positions[keep]), filtered, reason
+
+    def _write_load(self, txn_id: int, table: OlapTable, rows: pa.Table,
+                    positions: np.ndarray) -> tuple[list[StagedRowset], list[int]]:
+        """Bucket the rows and write one staged rowset per touched tablet of every index."""
+        if rows.num_rows == 0:
+            return [], []
+        dist = table.distribution
+        hashes = spark_hash([rows.column(c) for c in dist.columns]) if dist.type.upper() == "HASH" else None
+        buckets = np.zeros(rows.num_rows, dtype=np.int64)
+        for pos in np.unique(positions):
+            sel = positions == pos
+            n_buckets = table.partitions[pos].buckets
+            buckets[sel] = pmod(hashes[sel], n_buckets) if hashes is not None else random_buckets(int(sel.sum()),
+                                                                                                  n_buckets)
+        max_buckets = max(p.buckets for p in table.partitions)
+        group = positions * max_buckets + buckets
+        order = np.argsort(group, kind="stable")  # stable: load order survives for REPLACE
+        sorted_groups = group[order]
+        cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
+        tablets = {(t.partition_id, t.index_id, t.bucket): t for t in self.catalog.tablets(table.table_id)}
+        staged: list[StagedRowset] = []
+        touched: set[int] = set()
+        for idx in np.split(order, cuts):
+            g = int(group[idx[0]])
+            partition = table.partitions[g // max_buckets]
+            bucket = g % max_buckets
+            part_rows = rows.take(pa.array(idx))
+            touched.add(partition.partition_id)
+            for index in table.indexes:
+                tablet = tablets.get((partition.partition_id, index.index_id, bucket))
+                if tablet is None:
+                    raise doris_error(f"tablet for partition {partition.name} bucket {bucket} not found")
+                rs = self.write_rowset(txn_id, tablet, index, part_rows)
+                if rs is not None:
+                    staged.append(rs)
+        return staged, sorted(touched)
+
+    def write_rowset(self, txn_id: int, tablet: Tablet, index: MaterializedIndexMeta, rows: pa.Table,
+                     presorted: bool = False) -> StagedRowset | None:
+        """Shape `rows` for the index (unless `presorted`: already projected, sorted and aggregated) and
+        write its segments into the transaction's staging folder."""
+        data = rows if presorted else build_memtable(rows, index)
+        if data.num_rows == 0:
+            return None
+        rowset_id = uuid.uuid4().hex
+        stage = self.staging_dir(txn_id) / str(tablet.tablet_id)
+        stage.mkdir(parents=True, exist_ok=True)
+        infos = write_segments(stage, rowset_id, data, len(key_column_names(index)), index.short_key_column_count,
+                               self.max_segment_bytes)
+        return StagedRowset(tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id,
+                            num_rows=data.num_rows, num_segments=len(infos),
+                            data_size=sum(i.data_size for i in infos))
+
+    def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int]) -> dict[int, int]:
+        """Move staged files into their tablets' folders, then publish every rowset in one catalog commit."""
+        moved: list[Path] = []
+        try:
+            for tablet_id in {s.tablet_id for s in staged}:
+                self.tablet_dir(tablet_id).mkdir(parents=True, exist_ok=True)
+            for s in staged:
+                src_dir = self.staging_dir(txn_id) / str(s.tablet_id)
+                for i in range(s.num_segments):
+                    name = f"{s.rowset_id}_{i}.dat"
+                    dst = self.tablet_dir(s.tablet_id) / name
+                    os.replace(src_dir / name, dst)
+                    moved.append(dst)
+            for tablet_id in {s.tablet_id for s in staged}:
+                _fsync_dir(self.tablet_dir(tablet_id))
+            now = time.time()
+            rowsets = [Rowset(rowset_id=s.rowset_id, tablet_id=s.tablet_id, start_version=0, end_version=0,
+                              num_rows=s.num_rows, num_segments=s.num_segments, data_size=s.data_size,
+                              txn_id=txn_id, overlapping=s.overlapping, created_at=now) for s in staged]
+            versions = self.catalog.publish(txn_id, rowsets, partition_ids)
+        except BaseException:
+            for path in moved:
+                path.unlink(missing_ok=True)
+            raise
+        shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
+        return versions
+
+    def abort(self, txn_id: int, reason: str = "") -> None:
+        shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
+        self.catalog.abort_txn(txn_id, reason[:1000])
+
+    # ------------------------------------------------------------ scan
+
+    def scan(self, req: ScanRequest) -> ScanResult:
+        table = req.table
+        index = table.base_index if req.index_id is None else next(
+            (i for i in table.indexes if i.index_id == req.index_id), None)
+        if index is None:
+            raise StorageError(f"index {req.index_id} not found in table {table.name}")
+        canon = {c.name.lower(): c.name for c in index.columns}
+        is_key = {c.name: c.is_key for c in index.columns}
+        try:
+            requested = [canon[c.lower()] for c in req.columns]
+        except KeyError as e:
+            raise StorageError(f"Unknown column {e.args[0]} in index {index.name}") from None
+        predicates = [ColumnPredicate(canon[p.column.lower()], p.op, p.values) for p in req.predicates
+                      if p.column.lower() in canon]
+        merging = req.merge and index.keys_type != KEYS_DUP
+        keys = key_column_names(index)
+        read_cols = list(dict.fromkeys(requested + (keys if merging else [])))
+        # before a merge only key predicates may prune: a value predicate could drop an older row of a key
+        # whose merged value would match (or keep one whose merged value would not)
+        prune = [p for p in predicates if is_key[p.column]] if merging else predicates
+        exact_before = [p for p in prune if p.column in read_cols]
+        exact_after = [p for p in predicates if p.column in read_cols and p not in exact_before]
+
+        versions = dict(req.versions) if req.versions is not None else self.snapshot(table)
+        partition_ids = [pid for pid in (req.partition_ids if req.partition_ids is not None else versions)
+                         if pid in versions]
+        tablets = [t for pid in partition_ids for t in self.catalog.tablets(table.table_id, pid, index.index_id)]
+        if req.tablet_ids is not None:
+            wanted = set(req.tablet_ids)
+            tablets = [t for t in tablets if t.tablet_id in wanted]
+        rowsets_by_tablet = self.catalog.rowsets_for_tablets(tablets, versions)
+
+        stats = ScanStats()
+        pieces: list[pa.Table] = []
+        for tablet in tablets:
+            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, stats)
+            if part is None or part.num_rows == 0:
+                continue
+            if exact_before or exact_after:
+                part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
+            pieces.append(part.select(requested))
+        out_schema = self._output_schema(req, requested)
+        if not pieces:
+            return ScanResult(out_schema.empty_table(), stats)
+        result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
+        return ScanResult(result.rename_columns(list(req.columns)), stats)
+
+    def _scan_tablet(self, rowsets: Sequence[Rowset], index: MaterializedIndexMeta, columns: Sequence[str],
+                     prune: Sequence[ColumnPredicate], merging: bool, stats: ScanStats) -> pa.Table | None:
+        """One tablet's rows at the snapshot: rowsets in version order, merged per the model if asked."""
+        parts: list[pa.Table] = []
+        data_rowsets = 0
+        overlapping = False
+        for rs in rowsets:
+            if rs.kind != "DATA":
+                continue
+            got = False
+            for path in self.segment_paths(rs):
+                reader = SegmentReader(path)
+                ranges = reader.row_ranges(prune, stats) if prune else None
+                t = reader.read(columns, ranges, stats)
+                if t.num_rows:
+                    parts.append(t)
+                    got = True
+            data_rowsets += got
+            overlapping |= rs.overlapping and rs.num_segments > 1
+        if not parts:
+            return None
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if merging and (data_rowsets > 1 or overlapping):
+            # rowsets were appended oldest first; the stable sort keeps that order within a key
+            table = aggregate_index(sort_by_keys(table, key_column_names(index)), index)
+        return table
+
+    @staticmethod
+    def _output_schema(req: ScanRequest, requested: Sequence[str]) -> pa.Schema:
+        by_lower = {f.name.lower(): f for f in req.schema}
+        fields = []
+        for name, asked in zip(requested, req.columns, strict=True):
+            f = by_lower.get(name.lower())
+            if f is None:
+                raise StorageError(f"no Arrow type given for column {name}")
+            fields.append(pa.field(asked, f.type, f.nullable))
+        return pa.schema(fields)
