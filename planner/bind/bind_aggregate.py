@@ -1,0 +1,106 @@
+"""GROUP BY binding: group keys and aggregate calls become a LogicalAggregate over a pre-projection;
+select / HAVING / ORDER BY expressions are rewritten to read the aggregate's output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from planner.bind.bind_expr import bound_column
+from planner.logical import AggregateCall, LogicalAggregate, LogicalPlan, LogicalProject
+from sql.errors import analysis_error
+
+_SIMPLE = {
+    exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg",
+    exp.Stddev: "stddev", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev",
+    exp.Variance: "variance_samp", exp.VariancePop: "variance", exp.AnyValue: "min",
+    exp.ApproxDistinct: "count_distinct_approx",
+}
+
+
+@dataclass
+class AggregateBuilder:
+    """Collects group keys and aggregate calls for one SELECT, deduplicating equal expressions."""
+
+    new_id: Callable[[str], str]
+    id_names: dict[str, str]  # plan id -> the user's column spelling, for error messages
+    pre: list[tuple[str, exp.Expression]] = field(default_factory=list)
+    keys: list[tuple[exp.Expression, str]] = field(default_factory=list)
+    calls: list[tuple[exp.Expression, AggregateCall]] = field(default_factory=list)
+
+    def _pre_column(self, bound: exp.Expression, hint: str) -> str:
+        for cid, e in self.pre:
+            if e == bound:
+                return cid
+        cid = bound.name if isinstance(bound, exp.Column) else self.new_id(hint)
+        self.pre.append((cid, bound))
+        return cid
+
+    def add_key(self, bound: exp.Expression) -> None:
+        if any(k == bound for k, _ in self.keys):
+            return
+        self.keys.append((bound, self._pre_column(bound, "group")))
+
+    def _add_call(self, node: exp.AggFunc) -> str:
+        for e, call in self.calls:
+            if e == node:
+                return call.out
+        func, args, distinct, sep = self._describe(node)
+        ids = tuple(self._pre_column(a, "agg_arg") for a in args)
+        call = AggregateCall(func, ids, distinct, self.new_id(func), sep)
+        self.calls.append((node, call))
+        return call.out
+
+    def _describe(self, node: exp.AggFunc) -> tuple[str, list[exp.Expression], bool, str]:
+        arg = node.this
+        distinct = False
+        sep = ","
+        if isinstance(node, exp.GroupConcat):
+            s = node.args.get("separator")
+            sep = s.name if isinstance(s, exp.Literal) else ","
+            if isinstance(arg, exp.Order):
+                arg = arg.this
+        if isinstance(arg, exp.Distinct):
+            distinct = True
+            args = list(arg.expressions)
+        elif arg is None or isinstance(arg, exp.Star):
+            args = []
+        else:
+            args = [arg] + list(node.expressions or []) if isinstance(node, exp.Count) else [arg]
+        if isinstance(node, exp.Count):
+            if not args:
+                return "count_star", [], False, sep
+            return "count", args, distinct, sep
+        if isinstance(node, exp.GroupConcat):
+            return "group_concat", args, distinct, sep
+        func = _SIMPLE.get(type(node))
+        if func is None:
+            raise analysis_error(f"Can not found function '{node.sql_name().lower()}'")
+        if distinct and func not in ("min", "max", "count_distinct_approx"):
+            raise analysis_error(f"{func}(DISTINCT ...) is not supported", 1235, "42000")
+        return func, args, False, sep
+
+    def rewrite(self, bound: exp.Expression) -> exp.Expression:
+        """An expression over the aggregate's output: keys and aggregate calls become column reads."""
+
+        def fn(node: exp.Expression) -> exp.Expression:
+            for k, kid in self.keys:
+                if node == k:
+                    return bound_column(kid)
+            if isinstance(node, exp.AggFunc):
+                return bound_column(self._add_call(node))
+            if isinstance(node, exp.Column):
+                name = self.id_names.get(node.name, node.name)
+                raise analysis_error(
+                    f"'{name}' must appear in the GROUP BY clause or be used in an aggregate function",
+                    1055, "42000")
+            return node
+
+        return bound.copy().transform(fn, copy=False)
+
+    def build(self, input_plan: LogicalPlan) -> LogicalAggregate:
+        pre = self.pre or [(input_plan.output[0], bound_column(input_plan.output[0]))]
+        project = LogicalProject(input_plan, tuple(pre))
+        return LogicalAggregate(project, tuple(kid for _, kid in self.keys), tuple(c for _, c in self.calls))

@@ -1,0 +1,103 @@
+"""Binding scalar expressions: column names -> plan ids, bare CURRENT_DATE-style keywords -> functions,
+uncorrelated subqueries -> their computed values (ArrowConst)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.bind.scope import Scope, unknown_column
+from planner.expressions import const_node
+from sql.errors import analysis_error
+
+# run a subquery to completion: (query expression) -> Arrow table
+SubqueryRunner = Callable[[exp.Expression], pa.Table]
+
+_KEYWORD_FUNCTIONS: dict[str, Callable[[], exp.Expression]] = {
+    "current_date": exp.CurrentDate,
+    "current_timestamp": exp.CurrentTimestamp,
+    "current_time": exp.CurrentTime,
+    "localtime": exp.CurrentTimestamp,
+    "localtimestamp": exp.CurrentTimestamp,
+    "current_user": exp.CurrentUser,
+}
+
+
+def bound_column(column_id: str) -> exp.Column:
+    return exp.Column(this=exp.Identifier(this=column_id, quoted=True))
+
+
+def contains_aggregate(e: exp.Expression) -> bool:
+    return any(True for _ in _aggregates(e))
+
+
+def _aggregates(e: exp.Expression):  # noqa: ANN202
+    """Aggregate calls in e, not looking inside subqueries (they aggregate on their own)."""
+    for node in e.dfs(prune=lambda n: isinstance(n, (exp.Subquery, exp.Select))):
+        if isinstance(node, exp.AggFunc):
+            yield node
+
+
+def find_aggregates(e: exp.Expression) -> list[exp.AggFunc]:
+    return list(_aggregates(e))
+
+
+class ExpressionBinder:
+    def __init__(self, scope: Scope, run_subquery: SubqueryRunner, *, clause: str = "field list",
+                 allow_aggregates: bool = True) -> None:
+        self.scope = scope
+        self.run_subquery = run_subquery
+        self.clause = clause
+        self.allow_aggregates = allow_aggregates
+
+    def bind(self, e: exp.Expression) -> exp.Expression:
+        return e.copy().transform(self._bind_node, copy=False)
+
+    def _bind_node(self, node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column):
+            return self._column(node)
+        if isinstance(node, exp.AggFunc) and not self.allow_aggregates:
+            raise analysis_error(f"{self.clause.upper()} clause can not contain aggregate functions: {node.sql('mysql')}",
+                                 1111, "HY000")
+        if isinstance(node, exp.In) and node.args.get("query") is not None:
+            values = self._subquery_column(node.args["query"])
+            return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
+        if isinstance(node, exp.Exists):
+            table = self.run_subquery(node.this)
+            return exp.Boolean(this=table.num_rows > 0)
+        if isinstance(node, (exp.Subquery, exp.Select)):
+            return const_node(self._scalar_subquery(node))
+        if isinstance(node, (exp.Window,)):
+            raise analysis_error("window functions are not supported", 1235, "42000")
+        return node
+
+    def _column(self, node: exp.Column) -> exp.Expression:
+        if isinstance(node.this, exp.Star):
+            raise analysis_error(f"'{node.sql('mysql')}' is not allowed here")
+        name = node.name
+        table = node.table or None
+        db = node.db or None
+        col = self.scope.resolve(name, table, db)
+        if col is not None:
+            return bound_column(col.id)
+        if table is None and name.lower() in _KEYWORD_FUNCTIONS and not node.this.quoted:
+            return _KEYWORD_FUNCTIONS[name.lower()]()
+        shown = f"{table}.{name}" if table else name
+        raise unknown_column(shown, self.clause if self.clause != "field list" else "table list")
+
+    def _subquery_column(self, query: exp.Expression) -> pa.Array:
+        table = self.run_subquery(query.this if isinstance(query, exp.Subquery) else query)
+        if table.num_columns != 1:
+            raise analysis_error("Operand should contain 1 column(s)", 1241, "21000")
+        return table.column(0).combine_chunks()
+
+    def _scalar_subquery(self, query: exp.Expression) -> pa.Scalar:
+        values = self._subquery_column(query)
+        if len(values) > 1:
+            raise analysis_error("Expected EQ 1 to be returned by expression "
+                                 f"{query.sql('mysql')}", 1242, "21000")
+        if len(values) == 0:
+            return pa.scalar(None, values.type)
+        return values[0]

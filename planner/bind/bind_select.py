@@ -1,0 +1,396 @@
+"""SELECT / UNION binding: FROM items and joins, WHERE, GROUP BY / aggregates, HAVING, the select
+list, DISTINCT, ORDER BY (alias, position, expression), LIMIT / OFFSET."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.bind.bind_aggregate import AggregateBuilder
+from planner.bind.bind_expr import ExpressionBinder, bound_column, find_aggregates
+from planner.bind.naming import output_name
+from planner.bind.scope import Scope, ScopeColumn, unknown_column
+from planner.context import QueryContext
+from planner.logical import (
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSort,
+    LogicalUnion,
+    LogicalValues,
+    SortKey,
+    referenced_ids,
+)
+from sql.errors import analysis_error
+
+
+@dataclass
+class BoundQuery:
+    plan: LogicalPlan
+    names: list[str]  # result column names, parallel to plan.output
+
+
+@dataclass
+class SelectItem:
+    name: str
+    expr: exp.Expression | None  # as written (alias removed); None for `*` expansions
+    bound: exp.Expression | None = None  # pre-bound (star expansions)
+    alias: str | None = None
+
+
+def _arg(node: exp.Expression, name: str) -> exp.Expression | None:
+    v = node.args.get(name + "_")
+    return v if v is not None else node.args.get(name)
+
+
+def split_conjuncts(e: exp.Expression) -> list[exp.Expression]:
+    if isinstance(e, exp.And):
+        return split_conjuncts(e.this) + split_conjuncts(e.expression)
+    if isinstance(e, exp.Paren):
+        return split_conjuncts(e.this)
+    return [e]
+
+
+def conjoin(parts: list[exp.Expression]) -> exp.Expression | None:
+    if not parts:
+        return None
+    out = parts[0]
+    for p in parts[1:]:
+        out = exp.And(this=out, expression=p)
+    return out
+
+
+def _int_literal(node: exp.Expression | None, what: str) -> int | None:
+    if node is None:
+        return None
+    e = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return int(e.this)
+    raise analysis_error(f"{what} must be an integer constant")
+
+
+class SelectBinder:
+    def __init__(self, ctx: QueryContext, run_query: Callable[[exp.Expression, dict], pa.Table],
+                 ctes: dict[str, exp.Expression] | None = None,
+                 counter: itertools.count | None = None) -> None:
+        self.ctx = ctx
+        self.run_query = run_query  # executes a subquery (same context, visible CTEs)
+        self.ctes = dict(ctes or {})
+        self.counter = counter or itertools.count()
+        self.id_names: dict[str, str] = {}
+
+    # -- ids ------------------------------------------------------------------------------------------
+    def new_id(self, hint: str) -> str:
+        cid = f"{hint}#{next(self.counter)}"
+        self.id_names[cid] = hint
+        return cid
+
+    def _child(self) -> SelectBinder:
+        child = SelectBinder(self.ctx, self.run_query, self.ctes, self.counter)
+        child.id_names = self.id_names
+        return child
+
+    def run_subquery(self, q: exp.Expression) -> pa.Table:
+        return self.run_query(q, self.ctes)
+
+    def expr_binder(self, scope: Scope, clause: str = "field list", allow_aggregates: bool = True) -> ExpressionBinder:
+        return ExpressionBinder(scope, self.run_subquery, clause=clause, allow_aggregates=allow_aggregates)
+
+    # -- queries ---------------------------------------------------------------------------------------
+    def bind_query(self, node: exp.Expression) -> BoundQuery:
+        with_ = _arg(node, "with")
+        if with_ is not None:
+            for cte in with_.expressions:
+                self.ctes[cte.alias] = cte.this
+        if isinstance(node, exp.Subquery):
+            return self.bind_query(node.this)
+        if isinstance(node, exp.Select):
+            return self.bind_select(node)
+        if isinstance(node, exp.Union):
+            return self.bind_union(node)
+        if isinstance(node, (exp.Except, exp.Intersect)):
+            raise analysis_error(f"{node.key.upper()} is not supported", 1235, "42000")
+        raise analysis_error(f"Unsupported query: {node.sql('mysql')[:80]}", 1235, "42000")
+
+    def bind_union(self, node: exp.Union) -> BoundQuery:
+        left = self._child().bind_query(node.this)
+        right = self._child().bind_query(node.expression)
+        if len(left.names) != len(right.names):
+            raise analysis_error("The used SELECT statements have a different number of columns", 1222, "21000")
+        ids = tuple(self.new_id(n) for n in left.names)
+        plan: LogicalPlan = LogicalUnion((left.plan, right.plan), ids)
+        if node.args.get("distinct", True):
+            plan = LogicalAggregate(plan, ids)
+        names = left.names
+        order = node.args.get("order")
+        if order is not None:
+            keys = []
+            for o in order.expressions:
+                keys.append(SortKey(self._union_order_column(o.this, names, ids), not o.args.get("desc"),
+                                    o.args.get("nulls_first")))
+            plan = LogicalSort(plan, tuple(keys))
+        plan = self._limit(plan, node)
+        return BoundQuery(plan, names)
+
+    def _union_order_column(self, e: exp.Expression, names: list[str], ids: tuple[str, ...]) -> str:
+        if isinstance(e, exp.Literal) and not e.is_string:
+            k = int(e.this)
+            if not 1 <= k <= len(ids):
+                raise unknown_column(str(k), "order clause")
+            return ids[k - 1]
+        if isinstance(e, exp.Column):
+            for n, i in zip(names, ids, strict=True):
+                if n.lower() == e.name.lower():
+                    return i
+        raise unknown_column(e.sql("mysql"), "order clause")
+
+    def _limit(self, plan: LogicalPlan, node: exp.Expression) -> LogicalPlan:
+        limit = _int_literal(node.args.get("limit"), "LIMIT")
+        offset = _int_literal(node.args.get("offset"), "OFFSET") or 0
+        if limit is None and not offset:
+            return plan
+        return LogicalLimit(plan, limit, offset)
+
+    # -- SELECT ----------------------------------------------------------------------------------------
+    def bind_select(self, sel: exp.Select) -> BoundQuery:
+        plan, scope = self.bind_from(sel)
+        where = _arg(sel, "where")
+        if where is not None:
+            cond = self.expr_binder(scope, "where clause", allow_aggregates=False).bind(where.this)
+            plan = LogicalFilter(plan, cond)
+
+        items = self._select_items(sel, scope)
+        group = _arg(sel, "group")
+        having = _arg(sel, "having")
+        order = _arg(sel, "order")
+        aggregated = group is not None or any(
+            find_aggregates(e) for e in [*(i.expr for i in items if i.expr is not None),
+                                         *([having.this] if having is not None else []),
+                                         *([o.this for o in order.expressions] if order is not None else [])])
+
+        binder = self.expr_binder(scope)
+        if aggregated:
+            builder = AggregateBuilder(self.new_id, self.id_names)
+            for g in group.expressions if group is not None else []:
+                builder.add_key(self._bind_group_key(g, items, scope, binder))
+
+            def bind_post(e: exp.Expression) -> exp.Expression:
+                return builder.rewrite(binder.bind(e))
+        else:
+            builder = None
+
+            def bind_post(e: exp.Expression) -> exp.Expression:
+                return binder.bind(e)
+
+        outputs: list[tuple[str, exp.Expression]] = []
+        for item in items:
+            if item.bound is not None:
+                bound = builder.rewrite(item.bound) if builder is not None else item.bound
+            else:
+                bound = bind_post(item.expr)
+            outputs.append((self.new_id(item.name), bound))
+
+        having_bound = None
+        if having is not None:
+            if builder is None:
+                raise analysis_error("HAVING clause requires GROUP BY or aggregate functions")
+            having_bound = bind_post(self._substitute_aliases(having.this, items, scope))
+
+        # ORDER BY: output column by position / alias, else an expression (hidden column if new)
+        sort_keys: list[SortKey] = []
+        hidden: list[tuple[str, exp.Expression]] = []
+        for o in order.expressions if order is not None else []:
+            cid = self._order_column(o.this, items, outputs, bind_post)
+            if cid is None:
+                bound = bind_post(o.this)
+                cid = next((i for i, b in outputs + hidden if b == bound), None)
+                if cid is None:
+                    if sel.args.get("distinct"):
+                        raise analysis_error("ORDER BY expression is not in SELECT list, which is incompatible "
+                                             "with DISTINCT", 3065, "HY000")
+                    cid = self.new_id("order")
+                    hidden.append((cid, bound))
+            sort_keys.append(SortKey(cid, not o.args.get("desc"), o.args.get("nulls_first")))
+
+        if builder is not None:
+            plan = builder.build(plan)
+            if having_bound is not None:
+                plan = LogicalFilter(plan, having_bound)
+        plan = LogicalProject(plan, tuple(outputs + hidden))
+        if sel.args.get("distinct"):
+            plan = LogicalAggregate(plan, tuple(i for i, _ in outputs))
+        if sort_keys:
+            plan = LogicalSort(plan, tuple(sort_keys))
+        plan = self._limit(plan, sel)
+        if hidden:
+            plan = LogicalProject(plan, tuple((i, bound_column(i)) for i, _ in outputs))
+        return BoundQuery(plan, [i.name for i in items])
+
+    def _select_items(self, sel: exp.Select, scope: Scope) -> list[SelectItem]:
+        items: list[SelectItem] = []
+        for e in sel.expressions:
+            if isinstance(e, exp.Star):
+                cols = scope.star()
+                if not cols:
+                    raise analysis_error("SELECT * with no tables specified is not valid", 1096, "HY000")
+                items.extend(SelectItem(c.name, None, bound_column(c.id)) for c in cols)
+            elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
+                items.extend(SelectItem(c.name, None, bound_column(c.id)) for c in scope.star(e.table))
+            else:
+                alias = e.alias if isinstance(e, exp.Alias) else None
+                items.append(SelectItem(output_name(e), e.unalias() if alias else e, None, alias))
+        return items
+
+    def _alias_item(self, e: exp.Expression, items: list[SelectItem]) -> SelectItem | None:
+        if isinstance(e, exp.Column) and not e.table and isinstance(e.this, exp.Identifier):
+            for item in items:
+                if item.alias is not None and item.alias.lower() == e.name.lower():
+                    return item
+        return None
+
+    def _bind_group_key(self, g: exp.Expression, items: list[SelectItem], scope: Scope,
+                        binder: ExpressionBinder) -> exp.Expression:
+        if isinstance(g, exp.Literal) and not g.is_string:
+            k = int(g.this)
+            if not 1 <= k <= len(items):
+                raise unknown_column(str(k), "group statement")
+            item = items[k - 1]
+        elif isinstance(g, exp.Column) and not g.table and scope.resolve(g.name) is None:
+            item = self._alias_item(g, items)  # GROUP BY alias, when no FROM column has that name
+            if item is None:
+                raise unknown_column(g.name, "group statement")
+        else:
+            return binder.bind(g)
+        if item.bound is not None:
+            return item.bound
+        if find_aggregates(item.expr):
+            raise analysis_error(f"GROUP BY expression must not contain aggregate functions: {item.name}")
+        return binder.bind(item.expr)
+
+    def _substitute_aliases(self, e: exp.Expression, items: list[SelectItem], scope: Scope) -> exp.Expression:
+        """HAVING may name select-list aliases (MySQL resolves them before FROM columns)."""
+
+        def fn(node: exp.Expression) -> exp.Expression:
+            item = self._alias_item(node, items)
+            if item is not None and item.expr is not None:
+                return item.expr.copy()
+            return node
+
+        return e.copy().transform(fn, copy=False)
+
+    def _order_column(self, e: exp.Expression, items: list[SelectItem], outputs: list[tuple[str, exp.Expression]],
+                      bind_post: Callable[[exp.Expression], exp.Expression]) -> str | None:
+        if isinstance(e, exp.Literal) and not e.is_string:
+            k = int(e.this)
+            if not 1 <= k <= len(outputs):
+                raise unknown_column(str(k), "order clause")
+            return outputs[k - 1][0]
+        if isinstance(e, exp.Column) and not e.table and isinstance(e.this, exp.Identifier):
+            for item, (cid, _) in zip(items, outputs, strict=True):
+                if item.alias is not None and item.alias.lower() == e.name.lower():
+                    return cid
+        return None
+
+    # -- FROM ------------------------------------------------------------------------------------------
+    def bind_from(self, sel: exp.Select) -> tuple[LogicalPlan, Scope]:
+        from_ = _arg(sel, "from")
+        if from_ is None:
+            return self._dual(), Scope()
+        plan, scope = self.bind_table(from_.this)
+        for join in sel.args.get("joins") or []:
+            plan, scope = self.bind_join(plan, scope, join)
+        return plan, scope
+
+    def _dual(self) -> LogicalPlan:
+        cid = self.new_id("dual")
+        return LogicalValues(pa.table({cid: pa.array([None], pa.null())}))
+
+    def bind_table(self, node: exp.Expression) -> tuple[LogicalPlan, Scope]:
+        if isinstance(node, exp.Table):
+            name = node.name
+            db = node.db or None
+            alias = node.alias or name
+            if db is None and name.lower() == "dual" and not node.this.quoted:
+                return self._dual(), Scope()
+            if db is None and name in self.ctes:
+                return self._derived(self.ctes[name], alias)
+            source = self.ctx.resolve_table(db, name)
+            columns = []
+            scope_cols = []
+            for f in source.schema:
+                cid = self.new_id(f.name)
+                columns.append((f.name, cid))
+                scope_cols.append(ScopeColumn(alias, f.name, cid, db))
+            return LogicalScan(source, tuple(columns)), Scope(scope_cols)
+        if isinstance(node, exp.Subquery):
+            if not node.alias:
+                raise analysis_error("Every derived table must have its own alias", 1248, "42000")
+            return self._derived(node.this, node.alias)
+        raise analysis_error(f"Unsupported FROM item: {node.sql('mysql')[:80]}", 1235, "42000")
+
+    def _derived(self, query: exp.Expression, alias: str) -> tuple[LogicalPlan, Scope]:
+        bq = self._child().bind_query(query)
+        cols = [ScopeColumn(alias, n, i) for n, i in zip(bq.names, bq.plan.output, strict=True)]
+        return bq.plan, Scope(cols)
+
+    def bind_join(self, left: LogicalPlan, left_scope: Scope, join: exp.Join) -> tuple[LogicalPlan, Scope]:
+        right, right_scope = self.bind_table(join.this)
+        side = (join.side or "").upper()
+        on = join.args.get("on")
+        using = join.args.get("using")
+        kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side)
+        if kind is None:
+            kind = "inner" if (on is not None or using) else "cross"
+
+        left_keys: list[exp.Expression] = []
+        right_keys: list[exp.Expression] = []
+        residual: list[exp.Expression] = []
+        if using:
+            for ident in using:
+                name = ident.name
+                lc = left_scope.resolve(name)
+                rc = right_scope.resolve(name)
+                if lc is None or rc is None:
+                    raise unknown_column(name, "from clause")
+                left_keys.append(bound_column(lc.id))
+                right_keys.append(bound_column(rc.id))
+                hide = rc if kind != "right" else lc
+                hide.hidden = True
+        scope = left_scope.merged(right_scope)
+        if on is not None:
+            bound = self.expr_binder(scope, "on clause", allow_aggregates=False).bind(on)
+            lk, rk, rest = split_equi_keys(bound, set(left.output), set(right.output))
+            left_keys += lk
+            right_keys += rk
+            residual += rest
+        return LogicalJoin(left, right, kind, tuple(left_keys), tuple(right_keys), conjoin(residual)), scope
+
+
+def split_equi_keys(cond: exp.Expression, left_ids: set[str], right_ids: set[str]
+                    ) -> tuple[list[exp.Expression], list[exp.Expression], list[exp.Expression]]:
+    """ON conjuncts of the form <left expr> = <right expr> become hash-join keys; the rest is residual."""
+    lk: list[exp.Expression] = []
+    rk: list[exp.Expression] = []
+    rest: list[exp.Expression] = []
+    for c in split_conjuncts(cond):
+        if isinstance(c, exp.EQ):
+            a, b = referenced_ids(c.this), referenced_ids(c.expression)
+            if a and b and a <= left_ids and b <= right_ids:
+                lk.append(c.this)
+                rk.append(c.expression)
+                continue
+            if a and b and a <= right_ids and b <= left_ids:
+                lk.append(c.expression)
+                rk.append(c.this)
+                continue
+        rest.append(c)
+    return lk, rk, rest
+

@@ -1,0 +1,250 @@
+"""PARTITION BY analysis: column checks, bound normalisation, LESS THAN lower bounds, overlap checks,
+and the expansion of batch `FROM .. TO .. INTERVAL` items (Doris RangePartitionInfo / MultiPartitionDesc).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from planner.bind import values as v
+from sql import statements as st
+from sql.errors import analysis_error
+from sql.types import DorisType
+from storage.catalog.model import Column, PartitionInfo, PartitionItem
+
+MAX_MULTI_PARTITION_NUM = 4096  # FE config max_multi_partition_num
+MULTI_PARTITION_NAME_PREFIX = "p_"  # FE config multi_partition_name_prefix
+
+_RANGE_TYPES = {"DATE", "DATETIME", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"}
+_LIST_TYPES = _RANGE_TYPES | {"CHAR", "VARCHAR", "BOOLEAN"}
+
+
+def bind_partitions(
+    desc: st.PartitionDesc | None,
+    table_name: str,
+    columns: dict[str, tuple[Column, DorisType]],
+    properties: dict[str, str],
+) -> tuple[PartitionInfo, tuple[PartitionItem, ...]]:
+    """`columns` maps lower-case name -> (bound Column, its type)."""
+    if desc is None:
+        return PartitionInfo("UNPARTITIONED"), (PartitionItem(name=table_name),)
+    part_cols: list[tuple[Column, DorisType]] = []
+    for name in desc.columns:
+        if name.lower() not in columns:
+            raise analysis_error(f"partition key {name} is not exists")
+        _check_partition_column(*columns[name.lower()], desc.type)
+        part_cols.append(columns[name.lower()])
+    if not _types_consistent(desc):
+        raise analysis_error(
+            "partitions types is invalid, expected FIXED or LESS in range partitions and IN in list partitions"
+        )
+    seen: set[str] = set()
+    for item in desc.items:
+        if isinstance(item, st.RangeBatch):
+            continue
+        if item.name in seen:
+            raise analysis_error(f"Duplicated named partition: {item.name}")
+        seen.add(item.name)
+    names_seen: set[str] = set()
+    for name in desc.columns:
+        if name in names_seen:
+            raise analysis_error(f"Duplicated partition column {name}")
+        names_seen.add(name)
+    types = tuple(t for _, t in part_cols)
+    info = PartitionInfo(desc.type, tuple(c.name for c, _ in part_cols))
+    if desc.type == "LIST":
+        return info, _bind_list(desc.items, types)
+    return info, _bind_range(desc.items, types, properties)
+
+
+def _check_partition_column(column: Column, t: DorisType, kind: str) -> None:
+    if not column.is_key and column.aggregation not in (None, "NONE"):
+        raise analysis_error("The partition column could not be aggregated column")
+    if t.is_float:
+        raise analysis_error("Floating point type column can not be partition column")
+    if t.name == "STRING":
+        raise analysis_error(f"String Type should not be used in partition column[{column.name}].")
+    allowed = _RANGE_TYPES if kind == "RANGE" else _LIST_TYPES
+    if t.name not in allowed:
+        raise analysis_error(f"Column[{column.name}] type[{t}] cannot be a {kind.lower()} partition key.")
+
+
+def _types_consistent(desc: st.PartitionDesc) -> bool:
+    if desc.type == "LIST":
+        return all(isinstance(i, st.ListValues) for i in desc.items)
+    if all(isinstance(i, st.RangeBatch) for i in desc.items):
+        return True
+    # batch items may be mixed only with fixed ranges
+    if any(isinstance(i, st.RangeBatch) for i in desc.items):
+        return all(isinstance(i, (st.RangeBatch, st.RangeFixed)) for i in desc.items)
+    return all(isinstance(i, (st.RangeLessThan, st.RangeFixed)) for i in desc.items)
+
+
+# -- values ---------------------------------------------------------------------------------------------
+
+
+def _bound(values: st.Bound, types: tuple[DorisType, ...], text: str, pad_min: bool = True) -> v_Bound:
+    if len(values) > len(types):
+        raise analysis_error(f"Partition values number is more than partition column number: {text}")
+    out = [None if x is None else v.normalize(x, t) for x, t in zip(values, types, strict=False)]
+    if pad_min:  # missing trailing values are the type minimum, as Doris pads PartitionKeys
+        out += [v.TYPE_MIN[t.name] for t in types[len(values):]]
+    return tuple(out)
+
+
+v_Bound = tuple[str | None, ...]
+
+
+def _key_text(values: v_Bound, types: tuple[DorisType, ...]) -> str:
+    type_names = ", ".join(v.internal_type_name(t) for t in types)
+    keys = ", ".join("MAXVALUE" if x is None else x for x in values)
+    return f"types: [{type_names}]; keys: [{keys}]; "
+
+
+def range_text(lower: v_Bound, upper: v_Bound, types: tuple[DorisType, ...]) -> str:
+    """Guava Range.toString of two PartitionKeys, as Doris prints ranges in messages and SHOW PARTITIONS."""
+    return f"[{_key_text(lower, types)}..{_key_text(upper, types)})"
+
+
+def _values_text(values: st.Bound) -> str:
+    return "(" + ", ".join("MAXVALUE" if x is None else f"'{x}'" for x in values) + ")"
+
+
+# -- RANGE ----------------------------------------------------------------------------------------------
+
+
+def _bind_range(
+    items: tuple[st.PartitionItemDesc, ...], types: tuple[DorisType, ...], properties: dict[str, str]
+) -> tuple[PartitionItem, ...]:
+    ranges: list[PartitionItem] = []  # in creation order
+    key: Callable[[v_Bound], tuple] = lambda b: v.sort_key(b, types)  # noqa: E731
+
+    def add(item: PartitionItem) -> None:
+        lo, hi = key(item.lower), key(item.upper)
+        if lo >= hi:
+            raise analysis_error("The lower values must smaller than upper values")
+        for other in ranges:
+            if lo < key(other.upper) and key(other.lower) < hi:
+                raise analysis_error(
+                    f"Range {range_text(item.lower, item.upper, types)} is intersected with range: "
+                    f"{range_text(other.lower, other.upper, types)}"
+                )
+        ranges.append(item)
+
+    for item in items:
+        if isinstance(item, st.RangeLessThan):
+            upper = (
+                tuple(None for _ in types) if item.upper is None
+                else _bound(item.upper, types, _values_text(item.upper))
+            )
+            below = [r.upper for r in ranges if key(r.upper) < key(upper)]
+            lower = max(below, key=key) if below else tuple(v.TYPE_MIN[t.name] for t in types)
+            add(PartitionItem(item.name, lower=lower, upper=upper, properties=item.properties))
+        elif isinstance(item, st.RangeFixed):
+            lower = _bound(item.lower, types, _values_text(item.lower))
+            upper = _bound(item.upper, types, _values_text(item.upper))
+            add(PartitionItem(item.name, lower=lower, upper=upper, properties=item.properties))
+        elif isinstance(item, st.RangeBatch):
+            for generated in _expand_batch(item, types, properties):
+                add(generated)
+    return tuple(sorted(ranges, key=lambda r: key(r.lower)))
+
+
+def _add_months(value: datetime, months: int) -> datetime:
+    month0 = value.month - 1 + months
+    year, month = value.year + month0 // 12, month0 % 12 + 1
+    return value.replace(year=year, month=month, day=min(value.day, 28) if value.day > 28 else value.day)
+
+
+_STEPS: dict[str, Callable[[datetime, int], datetime]] = {
+    "HOUR": lambda d, n: d + timedelta(hours=n),
+    "DAY": lambda d, n: d + timedelta(days=n),
+    "WEEK": lambda d, n: d + timedelta(weeks=n),
+    "MONTH": _add_months,
+    "YEAR": lambda d, n: _add_months(d, 12 * n),
+}
+
+_NAME_FORMATS: dict[str, Callable[[datetime], str]] = {
+    "HOUR": lambda d: d.strftime("%Y%m%d%H"),
+    "DAY": lambda d: d.strftime("%Y%m%d"),
+    "WEEK": lambda d: f"{d.year:04d}_{d.isocalendar()[1]:02d}",
+    "MONTH": lambda d: d.strftime("%Y%m"),
+    "YEAR": lambda d: d.strftime("%Y"),
+}
+
+
+def _expand_batch(
+    item: st.RangeBatch, types: tuple[DorisType, ...], properties: dict[str, str]
+) -> list[PartitionItem]:
+    if len(types) != 1 or len(item.start) != 1 or len(item.end) != 1:
+        raise analysis_error("Multi build partition only supports one partition column")
+    t = types[0]
+    if item.start[0] is None or item.end[0] is None:
+        raise analysis_error("Multi build partition does not support MAXVALUE")
+    start, end = v.normalize(item.start[0], t), v.normalize(item.end[0], t)
+    if v.sort_key((start,), types) >= v.sort_key((end,), types):
+        raise analysis_error("Multi build partition start time should less than end time.")
+    if item.interval <= 0:
+        raise analysis_error("Multi partition time interval must be larger than zero.")
+    prefix = properties.get("dynamic_partition.prefix", MULTI_PARTITION_NAME_PREFIX)
+    bounds: list[tuple[str, str, str]] = []  # (name, lower, upper)
+    if t.is_integer:
+        if item.unit is not None:
+            raise analysis_error(f"Multi partition by integer column does not support time unit {item.unit}")
+        lo, stop = int(start), int(end)
+        while lo < stop:
+            hi = min(lo + item.interval, stop)
+            bounds.append((f"{prefix}{lo}_{hi}", str(lo), str(hi)))
+            lo = hi
+            _check_count(len(bounds))
+    else:
+        unit = item.unit or "DAY"
+        if unit not in _STEPS or (unit == "HOUR" and t.name == "DATE"):
+            raise analysis_error(f"Multi build partition got an unsupported time unit: {unit}")
+        lo_dt, stop_dt, i = v.to_datetime(start), v.to_datetime(end), 0
+        while True:
+            cur = _STEPS[unit](v.to_datetime(start), i * item.interval) if i else lo_dt
+            if cur >= stop_dt:
+                break
+            nxt = min(_STEPS[unit](v.to_datetime(start), (i + 1) * item.interval), stop_dt)
+            name = prefix + _NAME_FORMATS[unit](cur)
+            bounds.append((name, v.format_datetime(cur, t), v.format_datetime(nxt, t)))
+            i += 1
+            _check_count(len(bounds))
+    return [PartitionItem(name, lower=(lo,), upper=(hi,)) for name, lo, hi in bounds]
+
+
+def _check_count(n: int) -> None:
+    if n > MAX_MULTI_PARTITION_NUM:
+        raise analysis_error(
+            f"The number of Multi partitions too much, should not exceed:{MAX_MULTI_PARTITION_NUM}"
+        )
+
+
+# -- LIST -----------------------------------------------------------------------------------------------
+
+
+def _bind_list(
+    items: tuple[st.PartitionItemDesc, ...], types: tuple[DorisType, ...]
+) -> tuple[PartitionItem, ...]:
+    out: list[PartitionItem] = []
+    owner: dict[tuple, str] = {}
+    for item in items:
+        assert isinstance(item, st.ListValues)
+        values = []
+        for value in item.values:
+            if len(value) != len(types):
+                raise analysis_error(
+                    f"partition key desc list size[{len(value)}] is not equal to partition column size[{len(types)}]"
+                )
+            bound = tuple("NULL" if x is None else v.normalize(x, t) for x, t in zip(value, types, strict=True))
+            if bound in owner:
+                raise analysis_error(
+                    f"The partition key[{_values_text(bound)}] in partition item[{item.name}] "
+                    f"is conflict with current partitionKeys[{_values_text(bound)}]"
+                )
+            owner[bound] = item.name
+            values.append(bound)
+        out.append(PartitionItem(item.name, values=tuple(values), properties=item.properties))
+    return tuple(out)
