@@ -56,4 +56,6 @@ class ConnectionHandler(Protocol):
         ...
 
 
+# Called in a worker thread after a successful login; COM_CHANGE_USER and COM_RESET_CONNECTION close the
+# connection's handler and ask the factory for a new one.
 HandlerFactory = Callable[[ConnectionInfo], ConnectionHandler]

@@ -99,7 +99,7 @@ def parse_change_user(payload: bytes, caps: int) -> ChangeUserRequest:
     r = PayloadReader(payload, 1)
     user = _text(r.nul_bytes())
     auth = r.fixed(r.int1()) if caps & Capabilities.CLIENT_SECURE_CONNECTION else r.nul_bytes()
-    database = _text(r.nul_bytes()) or None if r.remaining else None
+    database = (_text(r.nul_bytes()) or None) if r.remaining else None
     plugin = None
     if r.remaining >= 2:
         r.int2()  # character set

@@ -1,0 +1,165 @@
+"""Protocol pieces without a socket: the user store, placeholders and literals, result-set encoding."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from server.auth import UserStore, native_password_hash, scramble_native_password
+from server.protocol.packets import PayloadReader, lenenc_int
+from server.protocol.prepared import PreparedStatement, placeholder_positions, quote_string, render_literal
+from server.protocol.resultset import binary_rows, frame_rows, text_rows, wire_columns
+
+SALT = b"abcdefghij0123456789"
+
+
+# -- users ----------------------------------------------------------------------------------------------
+
+def test_default_users_have_empty_passwords() -> None:
+    users = UserStore()
+    assert users.users() == ["admin", "root"]
+    assert users.check("root", SALT, b"")
+    assert not users.check("root", SALT, scramble_native_password("x", SALT))
+    assert not users.check("nobody", SALT, b"")
+
+
+def test_passwords_are_checked_by_scramble() -> None:
+    users = UserStore(initial_passwords={"root": "pw", "bob": "b"})
+    assert users.check("root", SALT, scramble_native_password("pw", SALT))
+    assert not users.check("root", SALT, scramble_native_password("pw", b"another salt 1234567"))
+    assert not users.check("root", SALT, b"")
+    assert not users.check("root", SALT, b"short")
+    assert users.check("bob", SALT, scramble_native_password("b", SALT))
+    users.set_password("root", "")
+    assert users.check("root", SALT, b"")
+    with pytest.raises(KeyError):
+        users.set_password("ghost", "x")
+    with pytest.raises(ValueError):
+        users.add_user("bob")
+
+
+def test_native_password_hash_matches_mysql() -> None:
+    # SELECT PASSWORD('password') on MySQL 5.7
+    assert native_password_hash("password") == "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"
+    assert native_password_hash("") == ""
+
+
+def test_user_store_persists_atomically(tmp_path: Path) -> None:
+    path = tmp_path / "auth" / "users.json"
+    users = UserStore(path, initial_passwords={"root": "first"})
+    users.add_user("carol", "c")
+    users.set_password("root", "second")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["users.json"]  # no temp files left
+    data = json.loads(path.read_text())
+    assert data["users"]["root"] == native_password_hash("second")
+    again = UserStore(path, initial_passwords={"root": "ignored once the file exists"})
+    assert again.check("root", SALT, scramble_native_password("second", SALT))
+    assert again.check("carol", SALT, scramble_native_password("c", SALT))
+    again.drop_user("carol")
+    assert not UserStore(path).has_user("carol")
+
+
+# -- placeholders and literals --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql, count", [
+    ("SELECT ?", 1),
+    ("SELECT '?', \"?\", `?`, ?", 1),
+    ("SELECT 'it''s ?', 'a\\'?', ?", 1),
+    ("SELECT ? -- ?\n, ? # ?\n, /* ? */ ?", 3),
+    ("SELECT 1--?", 1),  # '--' without a following space is not a comment in MySQL
+    ("SELECT 'unterminated ?", 0),
+    ("SELECT /* unterminated ?", 0),
+])
+def test_placeholder_positions(sql: str, count: int) -> None:
+    assert len(placeholder_positions(sql)) == count
+
+
+def test_bind_replaces_only_placeholders() -> None:
+    sql = "SELECT ?, '?', ? FROM t WHERE s = ?"
+    stmt = PreparedStatement(1, sql, placeholder_positions(sql))
+    assert stmt.bind(["1", "NULL", quote_string("x'y")]) == "SELECT 1, '?', NULL FROM t WHERE s = 'x\\'y'"
+
+
+@pytest.mark.parametrize("value, literal", [
+    (None, "NULL"), (True, "1"), (-3, "-3"), (1.5, "1.5"), (float("nan"), "'nan'"),
+    (Decimal("1.230"), "1.230"), (b"\x00\xff", "X'00ff'"),
+    ("a'b\\c\n\x00\x1a\"", "'a\\'b\\\\c\\n\\0\\Z\\\"'"),
+    (dt.date(2024, 1, 2), "'2024-01-02'"), (dt.datetime(2024, 1, 2, 3, 4, 5), "'2024-01-02 03:04:05'"),
+    (dt.datetime(2024, 1, 2, 3, 4, 5, 120), "'2024-01-02 03:04:05.000120'"),
+    (dt.timedelta(hours=-26, seconds=1), "'-25:59:59'"),
+])
+def test_render_literal(value: object, literal: str) -> None:
+    assert render_literal(value) == literal
+
+
+# -- result-set encoding --------------------------------------------------------------------------------
+
+def _lenenc_cells(payload: bytes) -> list[bytes | None]:
+    r, out = PayloadReader(payload), []
+    while r.remaining:
+        if r.data[r.pos] == 0xFB:
+            r.pos += 1
+            out.append(None)
+        else:
+            out.append(r.lenenc_bytes())
+    return out
+
+
+def test_text_rows_formats_by_type() -> None:
+    table = pa.table({
+        "dec": pa.array([Decimal("1.5"), Decimal("-0.01"), None], pa.decimal128(9, 3)),
+        "ts0": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5, 999999)] * 3, pa.timestamp("s")),
+        "ts3": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5, 123456)] * 3, pa.timestamp("ms")),
+        "b": pa.array([True, False, None]),
+        "f": pa.array([0.1, 1e20, -2.5], pa.float64()),
+        "dict": pa.array(["a", "b", "a"]).dictionary_encode(),
+        "lst": pa.array([[1, 2], [], None], pa.list_(pa.int32())),
+    })
+    cols = wire_columns(table.schema)
+    rows = text_rows(table.to_batches()[0], cols).to_pylist()
+    assert _lenenc_cells(rows[0]) == [b"1.500", b"2024-01-02 03:04:05", b"2024-01-02 03:04:05.123", b"1", b"0.1",
+                                      b"a", b"[1, 2]"]
+    assert _lenenc_cells(rows[1]) == [b"-0.010", b"2024-01-02 03:04:05", b"2024-01-02 03:04:05.123", b"0", b"1e+20",
+                                      b"b", b"[]"]
+    assert _lenenc_cells(rows[2])[0] is None and _lenenc_cells(rows[2])[3] is None
+
+
+@pytest.mark.parametrize("size", [0, 250, 251, 65535, 65536, 70000])
+def test_length_encoded_cells(size: int) -> None:
+    table = pa.table({"s": ["x" * size, "y"]})
+    rows = text_rows(table.to_batches()[0], wire_columns(table.schema)).to_pylist()
+    assert rows[0] == lenenc_int(size) + b"x" * size
+    assert rows[1] == b"\x01y"
+
+
+def test_frame_rows_numbers_packets() -> None:
+    rows = pa.array([b"ab", b"", b"c"] * 100, pa.binary())
+    framed = bytes(frame_rows(rows, 250))
+    assert framed[:6] == b"\x02\x00\x00\xfaab"
+    assert framed[6:10] == b"\x00\x00\x00\xfb"
+    assert framed[10:15] == b"\x01\x00\x00\xfcc"
+    assert framed[15:19] == b"\x02\x00\x00\xfd"  # and wrapping past 255
+    assert frame_rows(pa.array([b"x" * 0xFFFFFF], pa.binary()), 0) is None
+
+
+def test_binary_rows_layout() -> None:
+    table = pa.table({
+        "i": pa.array([7, None], pa.int32()),
+        "u": pa.array([200, 3], pa.uint8()),
+        "d": pa.array([dt.date(2024, 2, 29), dt.date(1970, 1, 1)]),
+        "t": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5, 6), None], pa.timestamp("us")),
+        "s": pa.array([None, "z"]),
+    })
+    rows = binary_rows(table.to_batches()[0], wire_columns(table.schema)).to_pylist()
+    # header, null bitmap (offset 2: bit 2 = first column), then values of non-null columns
+    assert rows[0] == (b"\x00" + bytes((1 << 6,)) + struct.pack("<i", 7) + struct.pack("<I", 200)
+                       + b"\x04" + struct.pack("<HBB", 2024, 2, 29)
+                       + b"\x0b" + struct.pack("<HBBBBBI", 2024, 1, 2, 3, 4, 5, 6))
+    assert rows[1] == (b"\x00" + bytes((1 << 2 | 1 << 5,)) + struct.pack("<I", 3)
+                       + b"\x04" + struct.pack("<HBB", 1970, 1, 1) + b"\x01z")
