@@ -1,0 +1,153 @@
+"""+ - * / DIV % and unary minus with MySQL/Doris typing.
+
+int op int -> BIGINT; anything with DOUBLE -> DOUBLE; DECIMAL stays DECIMAL while Arrow's precision rules
+allow it (else DOUBLE); `/` on integers gives DOUBLE; division or modulo by zero gives NULL.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from planner.expressions import Evaluator, register
+from planner.functions.casts import convert
+from planner.values import Value, is_string, is_temporal
+
+
+def numeric_operand(v: Value) -> Value:
+    t = v.type
+    if pa.types.is_null(t):
+        return pc.cast(v, pa.int64())
+    if pa.types.is_integer(t):
+        return v if t == pa.int64() else pc.cast(v, pa.int64())
+    if pa.types.is_boolean(t):
+        return pc.cast(v, pa.int64())
+    if pa.types.is_floating(t):
+        return v if t == pa.float64() else pc.cast(v, pa.float64())
+    if pa.types.is_decimal(t):
+        return v
+    if is_string(t):
+        return convert(v, pa.float64())
+    if is_temporal(t):
+        return convert(v, pa.int64())
+    return convert(v, pa.float64())
+
+
+def _apply(fn, a: Value, b: Value) -> Value:  # noqa: ANN001
+    ta, tb = a.type, b.type
+    if pa.types.is_floating(ta) or pa.types.is_floating(tb):
+        return fn(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
+    if pa.types.is_decimal(ta) or pa.types.is_decimal(tb):
+        try:
+            return fn(a, b)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # precision beyond 38 digits
+            return fn(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
+    return fn(a, b)
+
+
+def _zero_to_null(b: Value) -> Value:
+    return pc.if_else(pc.equal(b, pc.cast(pa.scalar(0), b.type)), pa.scalar(None, b.type), b)
+
+
+def _interval_side(e: exp.Binary) -> tuple[exp.Expression, exp.Interval] | None:
+    if isinstance(e.expression, exp.Interval):
+        return e.this, e.expression
+    if isinstance(e.this, exp.Interval):
+        return e.expression, e.this
+    return None
+
+
+@register(exp.Add)
+def _add(ev: Evaluator, e: exp.Add) -> Value:
+    iv = _interval_side(e)
+    if iv is not None:
+        from planner.functions.temporal import add_interval
+
+        return add_interval(ev, ev.eval(iv[0]), iv[1], sign=1)
+    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
+    return _apply(pc.add, a, b)
+
+
+@register(exp.Sub)
+def _sub(ev: Evaluator, e: exp.Sub) -> Value:
+    if isinstance(e.expression, exp.Interval):
+        from planner.functions.temporal import add_interval
+
+        return add_interval(ev, ev.eval(e.this), e.expression, sign=-1)
+    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
+    return _apply(pc.subtract, a, b)
+
+
+@register(exp.Mul)
+def _mul(ev: Evaluator, e: exp.Mul) -> Value:
+    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
+    return _apply(pc.multiply, a, b)
+
+
+@register(exp.Div)
+def _div(ev: Evaluator, e: exp.Div) -> Value:
+    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
+    b = _zero_to_null(b)
+    if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
+        if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
+            a = pc.cast(a, pa.decimal128(19, 0)) if pa.types.is_integer(a.type) else a
+            b = pc.cast(b, pa.decimal128(19, 0)) if pa.types.is_integer(b.type) else b
+            return _apply(pc.divide, a, b)
+    return pc.divide(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
+
+
+@register(exp.IntDiv)
+def _int_div(ev: Evaluator, e: exp.IntDiv) -> Value:
+    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
+    b = _zero_to_null(b)
+    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
+        return pc.divide(a, b)  # arrow integer division truncates toward zero, like DIV
+    q = pc.trunc(pc.divide(pc.cast(a, pa.float64()), pc.cast(b, pa.float64())))
+    return pc.cast(q, pa.int64(), safe=False)
+
+
+def mod(a: Value, b: Value) -> Value:
+    """MySQL %: the sign follows the dividend (a - trunc(a/b)*b)."""
+    a, b = numeric_operand(a), numeric_operand(b)
+    b = _zero_to_null(b)
+    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
+        return pc.subtract(a, pc.multiply(pc.divide(a, b), b))
+    if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
+        if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
+            try:
+                da = pc.cast(a, pa.decimal128(19, 0)) if pa.types.is_integer(a.type) else a
+                db = pc.cast(b, pa.decimal128(19, 0)) if pa.types.is_integer(b.type) else b
+                q = pc.trunc(pc.divide(da, db))
+                r = pc.subtract(da, pc.multiply(q, db))
+                scale = max(da.type.scale, db.type.scale)
+                return pc.cast(r, pa.decimal128(min(38, max(da.type.precision, db.type.precision)), scale), safe=False)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+    fa, fb = pc.cast(a, pa.float64()), pc.cast(b, pa.float64())
+    return pc.subtract(fa, pc.multiply(pc.trunc(pc.divide(fa, fb)), fb))
+
+
+@register(exp.Mod)
+def _mod(ev: Evaluator, e: exp.Mod) -> Value:
+    return mod(ev.eval(e.this), ev.eval(e.expression))
+
+
+@register(exp.Neg)
+def _neg(ev: Evaluator, e: exp.Neg) -> Value:
+    return pc.negate(numeric_operand(ev.eval(e.this)))
+
+
+@register(exp.BitwiseAnd)
+def _bit_and(ev: Evaluator, e: exp.BitwiseAnd) -> Value:
+    return pc.bit_wise_and(numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression)))
+
+
+@register(exp.BitwiseOr)
+def _bit_or(ev: Evaluator, e: exp.BitwiseOr) -> Value:
+    return pc.bit_wise_or(numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression)))
+
+
+@register(exp.BitwiseXor)
+def _bit_xor(ev: Evaluator, e: exp.BitwiseXor) -> Value:
+    return pc.bit_wise_xor(numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression)))

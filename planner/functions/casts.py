@@ -1,0 +1,279 @@
+"""Conversions between Arrow types with Doris semantics: a value that cannot be converted becomes NULL.
+
+Shared by CAST/CONVERT in queries and by INSERT binding, which treats "input was not NULL but the
+conversion produced NULL" as a filtered row. Everything is vectorised (regex validation + arrow casts +
+numpy calendar arithmetic); no per-row Python.
+"""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from planner.values import Value, broadcast, is_string, is_temporal
+from sql.errors import analysis_error
+from sql.types import DorisType, parse_type
+
+_INT_RE = r"^\s*[+-]?\d+\s*$"
+_NUM_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
+_DEC_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$"
+_DT_RE = (
+    r"^\s*(?P<y>\d{4})[-/]?(?P<mo>\d{1,2})[-/]?(?P<d>\d{1,2})"
+    r"(?:[ T](?P<h>\d{1,2}):(?P<mi>\d{1,2})(?::(?P<s>\d{1,2})(?:\.(?P<f>\d{1,6})\d*)?)?)?\s*$"
+)
+
+_INT_BOUNDS = {
+    8: (-(2**7), 2**7 - 1),
+    16: (-(2**15), 2**15 - 1),
+    32: (-(2**31), 2**31 - 1),
+    64: (-(2**63), 2**63 - 1),
+}
+
+
+def arrow_type_of_cast(to: exp.DataType) -> tuple[pa.DataType, DorisType | None]:
+    """Target of CAST(x AS <to>) / CONVERT(x, <to>) as an Arrow type (through sql.types)."""
+    t = to.this
+    T = exp.DataType.Type
+    if t in (T.UBIGINT, T.UINT, T.BIGINT):
+        return pa.int64(), parse_type("BIGINT")
+    if t in (T.TIMESTAMPTZ, T.TIMESTAMP, T.TIMESTAMPLTZ, T.DATETIME, T.DATETIME64):
+        return pa.timestamp("us"), parse_type("DATETIME")
+    if t in (T.TEXT, T.CHAR, T.NCHAR) and not to.expressions:
+        return pa.string(), parse_type("STRING")
+    text = to.sql(dialect="mysql")
+    try:
+        dtype = parse_type(text)
+    except Exception:
+        raise analysis_error(f"Unsupported cast target type: {text}") from None
+    return dtype.arrow_type(), dtype
+
+
+def _as_array(v: Value) -> tuple[pa.Array, bool]:
+    if isinstance(v, pa.Scalar):
+        return broadcast(v, 1), True
+    if isinstance(v, pa.ChunkedArray):
+        return v.combine_chunks(), False
+    return v, False
+
+
+def convert(v: Value, target: pa.DataType, *, strict: bool = False) -> Value:
+    """Convert `v` to `target`; values that do not convert become NULL.
+
+    strict=True (INSERT) accepts only integer text for integer targets; queries also take '1.5' -> 1.
+    """
+    if v.type == target:
+        return v
+    arr, was_scalar = _as_array(v)
+    out = _convert_array(arr, target, strict)
+    return out[0] if was_scalar else out
+
+
+def _convert_array(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array:
+    src = arr.type
+    if pa.types.is_null(src):
+        return pa.nulls(len(arr), target)
+    if pa.types.is_dictionary(src):
+        return _convert_array(arr.dictionary_decode(), target, strict)
+    if is_string(target):
+        return to_string(arr)
+    if pa.types.is_boolean(target):
+        if is_string(src):
+            low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+            t = pc.is_in(low, value_set=pa.array(["1", "true"]))
+            f = pc.is_in(low, value_set=pa.array(["0", "false"]))
+            return pc.if_else(t, True, pc.if_else(f, False, pa.scalar(None, pa.bool_())))
+        return pc.not_equal(_to_number(arr, strict), 0)
+    if pa.types.is_integer(target):
+        return _to_int(arr, target, strict)
+    if pa.types.is_floating(target):
+        return pc.cast(_to_number(arr, strict), target)
+    if pa.types.is_decimal(target):
+        return _to_decimal(arr, target)
+    if pa.types.is_date(target) or pa.types.is_timestamp(target):
+        return _to_temporal(arr, target)
+    try:
+        return pc.cast(arr, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise analysis_error(f"can not cast from origin type {src} to target type {target}") from None
+
+
+# -- numbers ----------------------------------------------------------------------------------------
+
+
+def _to_number(arr: pa.Array, strict: bool) -> pa.Array:
+    """Any input as int64 / float64 / decimal (strings parsed, invalid -> NULL)."""
+    src = arr.type
+    if is_string(src):
+        ok = pc.match_substring_regex(arr, _INT_RE)
+        if pc.all(pc.fill_null(ok, True)).as_py():
+            return pc.cast(pc.utf8_trim_whitespace(pc.if_else(ok, arr, None)), pa.int64())
+        ok = pc.match_substring_regex(arr, _NUM_RE)
+        return pc.cast(pc.utf8_trim_whitespace(pc.if_else(ok, arr, None)), pa.float64())
+    if pa.types.is_boolean(src):
+        return pc.cast(arr, pa.int64())
+    if is_temporal(src):
+        fmt = "%Y%m%d" if pa.types.is_date(src) else "%Y%m%d%H%M%S"
+        return pc.cast(pc.strftime(_seconds(arr), format=fmt), pa.int64())
+    return arr
+
+
+def _to_int(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array:
+    src = arr.type
+    if is_string(src) and strict:
+        ok = pc.match_substring_regex(arr, _INT_RE)
+        num: pa.Array = pc.cast(pc.utf8_trim_whitespace(pc.if_else(ok, arr, None)), pa.decimal128(38, 0))
+    else:
+        num = _to_number(arr, strict)
+    lo, hi = _INT_BOUNDS.get(target.bit_width, _INT_BOUNDS[64])
+    if pa.types.is_floating(num.type):
+        num = pc.trunc(num)
+        num = pc.if_else(pc.is_nan(num), None, num)
+        in_range = pc.and_(pc.greater_equal(num, float(lo)), pc.less_equal(num, float(hi)))
+    elif pa.types.is_decimal(num.type):
+        num = pc.trunc(num) if num.type.scale else num
+        num = pc.cast(num, pa.decimal128(38, num.type.scale))
+        in_range = pc.and_(
+            pc.greater_equal(num, pa.scalar(decimal.Decimal(lo), num.type)),
+            pc.less_equal(num, pa.scalar(decimal.Decimal(hi), num.type)),
+        )
+    else:
+        if pa.types.is_unsigned_integer(num.type) and num.type.bit_width == 64:
+            num = pc.cast(num, pa.decimal128(20, 0))
+            return _to_int(num, target, strict)
+        in_range = pc.and_(pc.greater_equal(num, lo), pc.less_equal(num, hi))
+    return pc.cast(pc.if_else(in_range, num, None), target, safe=False)
+
+
+def decimal_fits(arr: pa.Array, precision: int, scale: int) -> pa.Array:
+    """Boolean mask: |x| < 10^(precision-scale) for a decimal128(38, scale) array."""
+    bound = pa.scalar(decimal.Decimal(10) ** (precision - scale), pa.decimal128(38, scale))
+    return pc.less(pc.abs(arr), bound)
+
+
+def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
+    p, s = target.precision, target.scale
+    src = arr.type
+    if is_string(src) or pa.types.is_boolean(src) or is_temporal(src):
+        if not is_string(src):
+            arr = to_string(_to_number(arr, False))
+        ok = pc.match_substring_regex(arr, _DEC_RE)
+        txt = pc.utf8_trim_whitespace(pc.if_else(ok, arr, None))
+        txt = pc.replace_substring_regex(txt, r"^([+-]?)\.", r"\10.")
+        # too many integer digits: overflow -> NULL before an arrow cast could fail
+        too_big = pc.match_substring_regex(txt, rf"^[+-]?0*[1-9]\d{{{p - s},}}(\.|$)")
+        txt = pc.if_else(too_big, None, txt)
+        # keep one digit beyond the target scale, then round half up (as Doris does)
+        txt = pc.replace_substring_regex(txt, rf"^([+-]?\d*\.\d{{0,{s + 1}}})\d*$", r"\1")
+        txt = pc.replace_substring_regex(txt, r"\.$", "")
+        wide = pc.cast(txt, pa.decimal128(min(38, p + 1), s + 1) if s < 38 else pa.decimal128(38, s))
+        arr = wide
+        src = arr.type
+    if pa.types.is_floating(src):
+        r = pc.round(arr, s, round_mode="half_towards_infinity")
+        r = pc.if_else(pc.is_nan(r), None, r)
+        fits = pc.less(pc.abs(r), float(10 ** (p - s)))
+        return pc.cast(pc.if_else(fits, r, None), target, safe=False)
+    if pa.types.is_integer(src):
+        src_dec = pa.decimal128(20, 0) if src.bit_width == 64 else pa.decimal128(10, 0)
+        arr = pc.cast(arr, src_dec)
+        src = src_dec
+    if pa.types.is_decimal(src):
+        if src.scale > s:
+            arr = pc.round(arr, s, round_mode="half_towards_infinity")
+        wide = pc.cast(arr, pa.decimal128(38, s), safe=False) if src.scale > s else _widen(arr, s)
+        fits = decimal_fits(wide, p, s)
+        return pc.cast(pc.if_else(fits, wide, None), target, safe=False)
+    raise analysis_error(f"can not cast from origin type {src} to target type DECIMAL({p}, {s})")
+
+
+def _widen(arr: pa.Array, scale: int) -> pa.Array:
+    src = arr.type
+    digits = src.precision - src.scale
+    if digits + scale > 38:
+        return pc.cast(arr, pa.decimal128(38, scale), safe=False)
+    return pc.cast(pc.cast(arr, pa.decimal128(digits + scale, scale)), pa.decimal128(38, scale))
+
+
+# -- dates ------------------------------------------------------------------------------------------
+
+
+def parse_datetime(arr: pa.Array) -> pa.Array:
+    """Strings -> timestamp[us]; anything not a real calendar date/time ('2020-13-01', '2020-02-30')
+    becomes NULL. Accepts 'YYYY-MM-DD', 'YYYYMMDD', 'YYYY-MM-DD HH:MM[:SS[.ffffff]]'."""
+    m = pc.extract_regex(arr, _DT_RE)
+    valid = pc.is_valid(m)
+    n = len(arr)
+
+    def field(name: str) -> np.ndarray:
+        f = pc.struct_field(m, name)
+        f = pc.if_else(pc.equal(pc.utf8_length(f), 0), None, f)
+        return pc.fill_null(pc.cast(f, pa.int64()), 0).to_numpy(zero_copy_only=False)
+
+    y, mo, d = field("y"), field("mo"), field("d")
+    h, mi, s = field("h"), field("mi"), field("s")
+    frac_txt = pc.utf8_rpad(pc.fill_null(pc.struct_field(m, "f"), ""), width=6, padding="0")
+    frac = pc.fill_null(pc.cast(frac_txt, pa.int64()), 0).to_numpy(zero_copy_only=False)
+    ok = np.asarray(pc.fill_null(valid, False).to_numpy(zero_copy_only=False), dtype=bool)
+    ok &= (mo >= 1) & (mo <= 12) & (d >= 1) & (h < 24) & (mi < 60) & (s < 60) & (y >= 1)
+    months = np.where(ok, (y - 1970) * 12 + (mo - 1), 0).astype("datetime64[M]")
+    month_start = months.astype("datetime64[D]")
+    month_len = ((months + 1).astype("datetime64[D]") - month_start).astype(np.int64)
+    ok &= d <= month_len
+    days = month_start.astype(np.int64) + np.where(ok, d - 1, 0)
+    micros = ((days * 86400 + h * 3600 + mi * 60 + s) * 1_000_000 + frac).astype(np.int64)
+    del n
+    return pa.array(micros, pa.timestamp("us"), mask=~ok)
+
+
+def _to_temporal(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    src = arr.type
+    if is_string(src):
+        ts = parse_datetime(arr)
+    elif pa.types.is_integer(src) or pa.types.is_decimal(src) or pa.types.is_floating(src):
+        ts = parse_datetime(pc.cast(pc.cast(arr, pa.int64(), safe=False), pa.string()))
+    elif pa.types.is_timestamp(src):
+        ts = pc.cast(arr, pa.timestamp("us"), safe=False)
+    elif pa.types.is_date(src):
+        ts = pc.cast(pc.cast(arr, pa.date32()), pa.timestamp("us"))
+    else:
+        raise analysis_error(f"can not cast from origin type {src} to target type {target}")
+    if pa.types.is_date(target):
+        return pc.cast(ts, pa.date32(), safe=False)
+    return pc.cast(ts, target, safe=False)
+
+
+def _seconds(arr: pa.Array) -> pa.Array:
+    if pa.types.is_date(arr.type):
+        return pc.cast(pc.cast(arr, pa.date32()), pa.timestamp("s"))
+    return pc.cast(arr, pa.timestamp("s"), safe=False)
+
+
+# -- text -------------------------------------------------------------------------------------------
+
+
+def to_string(v: Value) -> Value:
+    """MySQL's text form: '2020-01-02', '2020-01-02 03:04:05' (fraction only when present), '1.50'."""
+    t = v.type
+    if is_string(t):
+        return v
+    if pa.types.is_null(t):
+        return pc.cast(v, pa.string())
+    if pa.types.is_boolean(t):
+        return pc.cast(pc.cast(v, pa.int8()), pa.string())
+    if pa.types.is_date(t):
+        return pc.cast(pc.cast(v, pa.date32()), pa.string())
+    if pa.types.is_timestamp(t):
+        whole = pc.strftime(pc.cast(v, pa.timestamp("s"), safe=False), format="%Y-%m-%d %H:%M:%S")
+        if t.unit == "s":
+            return whole
+        us = pc.cast(pc.cast(v, pa.timestamp("us")), pa.int64())
+        frac = pc.subtract(us, pc.multiply(pc.divide(us, 1_000_000), 1_000_000))
+        frac = pc.if_else(pc.less(frac, 0), pc.add(frac, 1_000_000), frac)
+        has_frac = pc.not_equal(frac, 0)
+        frac_txt = pc.utf8_lpad(pc.cast(frac, pa.string()), width=6, padding="0")
+        return pc.if_else(has_frac, pc.binary_join_element_wise(whole, frac_txt, "."), whole)
+    return pc.cast(v, pa.string())

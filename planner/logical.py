@@ -1,0 +1,243 @@
+"""The logical plan: what to compute, not how. Scan, Filter, Project, Aggregate, Join, Sort, Limit,
+Union, Values (DESIGN.md, Flows: SELECT).
+
+Columns are identified by binder-assigned ids unique within a query (`k1#3`); expressions are bound
+sqlglot expressions whose `exp.Column` names are such ids. Nodes are frozen and check in __post_init__
+that every id they reference is produced by their input, so a bad plan fails where it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.context import TableSource
+from storage.predicate import ColumnPredicate
+
+
+def referenced_ids(e: exp.Expression) -> set[str]:
+    return {c.name for c in e.find_all(exp.Column)}
+
+
+def _check(ids: set[str], available: tuple[str, ...], where: str) -> None:
+    missing = ids - set(available)
+    if missing:
+        raise ValueError(f"{where} references {sorted(missing)} not produced by its input {list(available)}")
+
+
+class LogicalPlan:
+    output: tuple[str, ...]
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return ()
+
+    def walk(self) -> Iterator[LogicalPlan]:
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+    def expressions(self) -> list[exp.Expression]:
+        return []
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalScan(LogicalPlan):
+    source: TableSource
+    columns: tuple[tuple[str, str], ...]  # (source column name, output id)
+    predicates: tuple[ColumnPredicate, ...] = ()
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(i for _, i in self.columns)
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalValues(LogicalPlan):
+    """A literal relation: `SELECT` without FROM and `FROM DUAL` read one row with no columns."""
+
+    table: pa.Table
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(self.table.column_names)
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalFilter(LogicalPlan):
+    input: LogicalPlan
+    condition: exp.Expression
+
+    def __post_init__(self) -> None:
+        _check(referenced_ids(self.condition), self.input.output, "Filter")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.input.output
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+    def expressions(self) -> list[exp.Expression]:
+        return [self.condition]
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalProject(LogicalPlan):
+    input: LogicalPlan
+    exprs: tuple[tuple[str, exp.Expression], ...]  # (output id, bound expression)
+
+    def __post_init__(self) -> None:
+        for _, e in self.exprs:
+            _check(referenced_ids(e), self.input.output, "Project")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(i for i, _ in self.exprs)
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+    def expressions(self) -> list[exp.Expression]:
+        return [e for _, e in self.exprs]
+
+
+@dataclass(frozen=True)
+class AggregateCall:
+    func: str  # count_star, count, sum, min, max, avg, group_concat, stddev ...
+    args: tuple[str, ...]  # input column ids
+    distinct: bool
+    out: str
+    separator: str = ","
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalAggregate(LogicalPlan):
+    """GROUP BY `keys` (input ids, passed through under the same id) computing `aggregates`.
+    No keys: exactly one output row, even over empty input."""
+
+    input: LogicalPlan
+    keys: tuple[str, ...]
+    aggregates: tuple[AggregateCall, ...] = ()
+
+    def __post_init__(self) -> None:
+        used = set(self.keys) | {a for call in self.aggregates for a in call.args}
+        _check(used, self.input.output, "Aggregate")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.keys + tuple(a.out for a in self.aggregates)
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+
+JOIN_KINDS = ("inner", "left", "right", "full", "cross")
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalJoin(LogicalPlan):
+    left: LogicalPlan
+    right: LogicalPlan
+    kind: str
+    # equi-join keys: bound expressions over the left / right input
+    left_keys: tuple[exp.Expression, ...] = ()
+    right_keys: tuple[exp.Expression, ...] = ()
+    residual: exp.Expression | None = None  # the rest of ON, over both inputs
+
+    def __post_init__(self) -> None:
+        assert self.kind in JOIN_KINDS, self.kind
+        for k in self.left_keys:
+            _check(referenced_ids(k), self.left.output, "Join left key")
+        for k in self.right_keys:
+            _check(referenced_ids(k), self.right.output, "Join right key")
+        if self.residual is not None:
+            _check(referenced_ids(self.residual), self.output, "Join condition")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.left.output + self.right.output
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.left, self.right)
+
+    def expressions(self) -> list[exp.Expression]:
+        out = [*self.left_keys, *self.right_keys]
+        return out + ([self.residual] if self.residual is not None else [])
+
+
+@dataclass(frozen=True)
+class SortKey:
+    column: str
+    ascending: bool = True
+    nulls_first: bool | None = None  # None: MySQL default (NULLs first ascending, last descending)
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalSort(LogicalPlan):
+    input: LogicalPlan
+    keys: tuple[SortKey, ...]
+
+    def __post_init__(self) -> None:
+        _check({k.column for k in self.keys}, self.input.output, "Sort")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.input.output
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalLimit(LogicalPlan):
+    input: LogicalPlan
+    limit: int | None
+    offset: int = 0
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.input.output
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalUnion(LogicalPlan):
+    """UNION ALL of inputs with the same column count, positionally; outputs get new ids.
+    UNION DISTINCT is this plus an Aggregate on every column."""
+
+    inputs: tuple[LogicalPlan, ...]
+    output_ids: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        for i in self.inputs:
+            if len(i.output) != len(self.output_ids):
+                raise ValueError("Union inputs must have the same number of columns")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.output_ids
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return self.inputs
+
+
+def explain_tree(plan: LogicalPlan, indent: int = 0) -> str:
+    """A compact text form of the plan, for tests and debugging."""
+    pad = "  " * indent
+    name = type(plan).__name__
+    detail = ""
+    if isinstance(plan, LogicalScan):
+        detail = f" {plan.source.name} cols={[c for c, _ in plan.columns]} preds={[(p.column, p.op.value, p.values) for p in plan.predicates]}"
+    elif isinstance(plan, LogicalFilter):
+        detail = f" {plan.condition.sql()}"
+    elif isinstance(plan, LogicalJoin):
+        detail = f" {plan.kind} keys={[k.sql() for k in plan.left_keys]}={[k.sql() for k in plan.right_keys]}"
+    lines = [f"{pad}{name}{detail}"]
+    for c in plan.children():
+        lines.append(explain_tree(c, indent + 1))
+    return "\n".join(lines)

@@ -1,0 +1,100 @@
+"""Row-preserving operators: scan, values, filter, project, limit, union all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from planner.context import QueryContext, TableSource
+from planner.expressions import Evaluator, to_bool
+from planner.functions.casts import convert
+from planner.values import result_supertype
+from storage.predicate import ColumnPredicate
+
+
+class PhysicalOperator:
+    def execute(self) -> pa.Table:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class ArrowTableScan(PhysicalOperator):
+    """TableSource.scan with projected columns and pushed predicates, renamed to plan ids."""
+
+    source: TableSource
+    columns: tuple[tuple[str, str], ...]
+    predicates: tuple[ColumnPredicate, ...]
+
+    def execute(self) -> pa.Table:
+        names = [c for c, _ in self.columns]
+        t = self.source.scan(names, self.predicates)
+        t = t.select(names) if t.column_names != names else t
+        return t.rename_columns([i for _, i in self.columns]).combine_chunks()
+
+
+@dataclass
+class ArrowValues(PhysicalOperator):
+    table: pa.Table
+
+    def execute(self) -> pa.Table:
+        return self.table
+
+
+@dataclass
+class ArrowFilter(PhysicalOperator):
+    child: PhysicalOperator
+    condition: exp.Expression
+    ctx: QueryContext
+
+    def execute(self) -> pa.Table:
+        t = self.child.execute()
+        mask = to_bool(Evaluator(t, self.ctx).eval(self.condition))
+        if isinstance(mask, pa.Scalar):
+            return t if mask.as_py() else t.slice(0, 0)
+        return t.filter(pc.fill_null(mask, False))
+
+
+@dataclass
+class ArrowProject(PhysicalOperator):
+    child: PhysicalOperator
+    exprs: tuple[tuple[str, exp.Expression], ...]
+    ctx: QueryContext
+
+    def execute(self) -> pa.Table:
+        t = self.child.execute()
+        ev = Evaluator(t, self.ctx)
+        arrays = [ev.eval_array(e) for _, e in self.exprs]
+        return pa.Table.from_arrays(arrays, names=[i for i, _ in self.exprs])
+
+
+@dataclass
+class ArrowLimit(PhysicalOperator):
+    child: PhysicalOperator
+    limit: int | None
+    offset: int
+
+    def execute(self) -> pa.Table:
+        t = self.child.execute()
+        return t.slice(self.offset, self.limit) if self.limit is not None else t.slice(self.offset)
+
+
+@dataclass
+class ArrowUnionAll(PhysicalOperator):
+    """Concatenate inputs positionally, each column converted to the inputs' common type."""
+
+    children: tuple[PhysicalOperator, ...]
+    output_ids: tuple[str, ...]
+
+    def execute(self) -> pa.Table:
+        tables = [c.execute() for c in self.children]
+        types = [t.schema.field(i).type for i in range(len(self.output_ids)) for t in tables[:1]]
+        for t in tables[1:]:
+            types = [result_supertype(a, t.schema.field(i).type) for i, a in enumerate(types)]
+        out = []
+        for t in tables:
+            cols = [convert(t.column(i).combine_chunks(), ty) for i, ty in enumerate(types)]
+            out.append(pa.Table.from_arrays(cols, names=list(self.output_ids)))
+        return pa.concat_tables(out).combine_chunks()

@@ -1,0 +1,194 @@
+"""Logical rewrites, run in order by `rewrite()`: each rule is plan in, plan out, and can be switched
+off by name (EXPLAIN / bench A-B); each run is timed into `RewriteStats`.
+
+Constant folding reuses sqlglot's optimizer pass `simplify` on filter conditions; the rest work on the
+logical plan because they need what sqlglot does not know (which scan a column id comes from, the
+storage predicate type).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from sqlglot import exp
+from sqlglot.optimizer.simplify import simplify
+
+from planner.bind.bind_select import conjoin, split_conjuncts, split_equi_keys
+from planner.context import QueryContext
+from planner.expressions import ArrowConst
+from planner.logical import (
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalPlan,
+    LogicalScan,
+    LogicalSort,
+    LogicalUnion,
+    referenced_ids,
+)
+from planner.rules.scan_predicates import to_column_predicates
+
+Rule = Callable[[LogicalPlan, QueryContext], LogicalPlan]
+
+
+@dataclass
+class RewriteStats:
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan:
+    if isinstance(plan, LogicalJoin):
+        return replace(plan, left=children[0], right=children[1])
+    if hasattr(plan, "input"):
+        return replace(plan, input=children[0])  # type: ignore[call-arg]
+    if hasattr(plan, "inputs"):
+        return replace(plan, inputs=tuple(children))  # type: ignore[call-arg]
+    return plan
+
+
+def transform_up(plan: LogicalPlan, fn: Callable[[LogicalPlan], LogicalPlan]) -> LogicalPlan:
+    kids = [transform_up(c, fn) for c in plan.children()]
+    if kids and any(k is not c for k, c in zip(kids, plan.children(), strict=True)):
+        plan = with_children(plan, kids)
+    return fn(plan)
+
+
+# -- rules -------------------------------------------------------------------------------------------
+
+
+def simplify_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+    """sqlglot's simplify on WHERE / HAVING conditions: `1 = 0` -> FALSE, `NOT NOT x` -> x ..."""
+
+    def fn(p: LogicalPlan) -> LogicalPlan:
+        if isinstance(p, LogicalFilter) and not any(p.condition.find_all(ArrowConst)):
+            try:
+                cond = simplify(p.condition.copy(), dialect="mysql")
+            except Exception:  # a pass that cannot handle a node leaves the condition as it was
+                return p
+            if isinstance(cond, exp.Boolean) and cond.this:
+                return p.input
+            return replace(p, condition=cond)
+        return p
+
+    return transform_up(plan, fn)
+
+
+def pushdown_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+    """Move WHERE conjuncts into the join sides they reference; cross-side equalities become hash keys
+    (turning comma joins into hash joins)."""
+    if isinstance(plan, LogicalFilter):
+        child = plan.input
+        if isinstance(child, LogicalJoin):
+            parts = split_conjuncts(plan.condition)
+            joined, rest = _push_into_join(child, parts)
+            out = pushdown_filters(joined, ctx)
+            cond = conjoin(rest)
+            return LogicalFilter(out, cond) if cond is not None else out
+        if isinstance(child, LogicalFilter):
+            merged = LogicalFilter(child.input, exp.And(this=child.condition, expression=plan.condition))
+            return pushdown_filters(merged, ctx)
+    if isinstance(plan, LogicalJoin) and plan.kind in ("inner", "cross") and plan.residual is not None:
+        base = replace(plan, residual=None)
+        joined, rest = _push_into_join(base, split_conjuncts(plan.residual))
+        if isinstance(joined, LogicalJoin):
+            plan = replace(joined, residual=conjoin(rest))
+    kids = [pushdown_filters(c, ctx) for c in plan.children()]
+    return with_children(plan, kids) if kids else plan
+
+
+def _push_into_join(join: LogicalJoin, parts: list[exp.Expression]) -> tuple[LogicalPlan, list[exp.Expression]]:
+    left_ids, right_ids = set(join.left.output), set(join.right.output)
+    to_left: list[exp.Expression] = []
+    to_right: list[exp.Expression] = []
+    keep: list[exp.Expression] = []
+    inner = join.kind in ("inner", "cross")
+    for c in parts:
+        ids = referenced_ids(c)
+        if ids and ids <= left_ids and join.kind in ("inner", "cross", "left"):
+            to_left.append(c)
+        elif ids and ids <= right_ids and join.kind in ("inner", "cross", "right"):
+            to_right.append(c)
+        else:
+            keep.append(c)
+    lk, rk = list(join.left_keys), list(join.right_keys)
+    rest = keep
+    residual = join.residual
+    if inner and keep:
+        new_lk, new_rk, rest = split_equi_keys(conjoin(keep), left_ids, right_ids)
+        lk += new_lk
+        rk += new_rk
+    left = LogicalFilter(join.left, conjoin(to_left)) if to_left else join.left
+    right = LogicalFilter(join.right, conjoin(to_right)) if to_right else join.right
+    kind = "inner" if join.kind == "cross" and lk else join.kind
+    if inner and rest:
+        # inner join: the remaining cross-side conditions are the join's residual filter
+        all_rest = rest + ([residual] if residual is not None else [])
+        return LogicalJoin(left, right, kind, tuple(lk), tuple(rk), conjoin(all_rest)), []
+    return LogicalJoin(left, right, kind, tuple(lk), tuple(rk), residual), rest
+
+
+def push_scan_predicates(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+    """`col op literal` conjuncts right above a scan are handed to the scan as ColumnPredicates; the
+    Filter stays (a source may return more rows than asked)."""
+
+    def fn(p: LogicalPlan) -> LogicalPlan:
+        if isinstance(p, LogicalFilter) and isinstance(p.input, LogicalScan):
+            scan = p.input
+            preds = to_column_predicates(split_conjuncts(p.condition), scan, ctx)
+            if preds:
+                return replace(p, input=replace(scan, predicates=scan.predicates + tuple(preds)))
+        return p
+
+    return transform_up(plan, fn)
+
+
+def prune_scan_columns(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+    """Scans read only the columns some expression of the plan references (ids are query-unique)."""
+    used: set[str] = set()
+    for node in plan.walk():
+        for e in node.expressions():
+            used |= referenced_ids(e)
+        if isinstance(node, LogicalAggregate):
+            used |= set(node.keys)
+            used |= {a for call in node.aggregates for a in call.args}
+        elif isinstance(node, LogicalSort):
+            used |= {k.column for k in node.keys}
+        elif isinstance(node, LogicalUnion):
+            for child in node.inputs:  # a UNION reads every column of its inputs
+                used |= set(child.output)
+
+    def fn(p: LogicalPlan) -> LogicalPlan:
+        if isinstance(p, LogicalScan):
+            cols = tuple(c for c in p.columns if c[1] in used) or p.columns[:1]
+            return replace(p, columns=cols)
+        return p
+
+    return transform_up(plan, fn)
+
+
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("simplify_filters", simplify_filters),
+    ("pushdown_filters", pushdown_filters),
+    ("push_scan_predicates", push_scan_predicates),
+    ("prune_scan_columns", prune_scan_columns),
+)
+
+
+def run_rule(name: str, rule: Rule, plan: LogicalPlan, ctx: QueryContext, stats: RewriteStats,
+             disabled: frozenset[str] = frozenset()) -> LogicalPlan:
+    if name in disabled:
+        return plan
+    start = time.perf_counter()
+    out = rule(plan, ctx)
+    stats.timings_ms[name] = (time.perf_counter() - start) * 1000
+    return out
+
+
+def rewrite(plan: LogicalPlan, ctx: QueryContext, disabled: frozenset[str] = frozenset(),
+            stats: RewriteStats | None = None) -> LogicalPlan:
+    stats = stats or RewriteStats()
+    for name, rule in RULES:
+        plan = run_rule(name, rule, plan, ctx, stats, disabled)
+    return plan

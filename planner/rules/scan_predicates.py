@@ -1,0 +1,102 @@
+"""Translate WHERE conjuncts into storage ColumnPredicates (`col op literal`, IN, BETWEEN, IS [NOT] NULL).
+
+A literal is converted to a Python value of the column's type (date strings -> datetime.date for DATE
+columns, ...); a conversion that would change the value (1.5 against an INT column) is not pushed.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.context import QueryContext
+from planner.expressions import Evaluator
+from planner.functions.casts import convert
+from planner.logical import LogicalScan, referenced_ids
+from storage.predicate import ColumnPredicate, Op
+
+_OPS = {exp.EQ: Op.EQ, exp.NEQ: Op.NE, exp.GT: Op.GT, exp.GTE: Op.GE, exp.LT: Op.LT, exp.LTE: Op.LE}
+_FLIP = {Op.GT: Op.LT, Op.GE: Op.LE, Op.LT: Op.GT, Op.LE: Op.GE, Op.EQ: Op.EQ, Op.NE: Op.NE}
+_EMPTY = pa.table({})
+
+
+def _literal_value(e: exp.Expression, col_type: pa.DataType, ctx: QueryContext) -> tuple[bool, object]:
+    """(ok, python value) for a constant expression converted losslessly to col_type."""
+    if referenced_ids(e):
+        return False, None
+    try:
+        v = Evaluator(_EMPTY, ctx).eval(e)
+    except Exception:
+        return False, None
+    if not isinstance(v, pa.Scalar) or not v.is_valid:
+        return False, None
+    try:
+        converted = convert(v, col_type)
+        if not converted.is_valid:
+            return False, None
+        if v.type != col_type:
+            back = convert(converted, v.type)
+            if not back.is_valid or back.as_py() != v.as_py():
+                return False, None
+    except Exception:
+        return False, None
+    return True, converted.as_py()
+
+
+def _scan_column(e: exp.Expression, ids: dict[str, tuple[str, pa.DataType]]) -> tuple[str, pa.DataType] | None:
+    if isinstance(e, exp.Column) and e.name in ids:
+        return ids[e.name]
+    return None
+
+
+def to_column_predicates(conjuncts: list[exp.Expression], scan: LogicalScan, ctx: QueryContext) -> list[ColumnPredicate]:
+    schema = scan.source.schema
+    ids = {cid: (name, schema.field(name).type) for name, cid in scan.columns}
+    out: list[ColumnPredicate] = []
+    for c in conjuncts:
+        p = _one(c, ids, ctx)
+        if p is not None:
+            out.extend(p)
+    return out
+
+
+def _one(c: exp.Expression, ids: dict[str, tuple[str, pa.DataType]], ctx: QueryContext) -> list[ColumnPredicate] | None:
+    op = _OPS.get(type(c))
+    if op is not None:
+        col, other = _scan_column(c.this, ids), c.expression
+        if col is None:
+            col, other, op = _scan_column(c.expression, ids), c.this, _FLIP[op]
+        if col is None:
+            return None
+        ok, value = _literal_value(other, col[1], ctx)
+        return [ColumnPredicate(col[0], op, (value,))] if ok else None
+    if isinstance(c, exp.Between):
+        col = _scan_column(c.this, ids)
+        if col is None:
+            return None
+        ok_lo, lo = _literal_value(c.args["low"], col[1], ctx)
+        ok_hi, hi = _literal_value(c.args["high"], col[1], ctx)
+        if ok_lo and ok_hi:
+            return [ColumnPredicate(col[0], Op.GE, (lo,)), ColumnPredicate(col[0], Op.LE, (hi,))]
+        return None
+    negate = isinstance(c, exp.Not)
+    inner = c.this if negate else c
+    if isinstance(inner, exp.In) and inner.args.get("query") is None:
+        col = _scan_column(inner.this, ids)
+        if col is None:
+            return None
+        values = []
+        for item in inner.expressions:
+            if not isinstance(item, exp.Literal):
+                return None  # subquery value sets and expressions stay in the filter
+            ok, v = _literal_value(item, col[1], ctx)
+            if not ok:
+                return None
+            values.append(v)
+        return [ColumnPredicate(col[0], Op.NOT_IN if negate else Op.IN, tuple(values))]
+    if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+        col = _scan_column(inner.this, ids)
+        if col is None:
+            return None
+        return [ColumnPredicate(col[0], Op.IS_NOT_NULL if negate else Op.IS_NULL)]
+    return None

@@ -1,0 +1,120 @@
+"""Arrow values flowing through expression evaluation: arrays or scalars, and their type algebra.
+
+A constant sub-expression stays a pa.Scalar (pyarrow.compute accepts scalar/array mixes), and is only
+broadcast to a full column when a projection materialises it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+Value = pa.Array | pa.ChunkedArray | pa.Scalar
+
+
+def is_scalar(v: Value) -> bool:
+    return isinstance(v, pa.Scalar)
+
+
+def broadcast(v: Value, n: int) -> pa.Array:
+    """A column of length n (vectorised: one `take` of a one-element array)."""
+    if isinstance(v, pa.Scalar):
+        if not v.is_valid:
+            return pa.nulls(n, v.type)
+        one = pa.array([v.as_py()], type=v.type)
+        return one.take(pa.array(np.zeros(n, dtype=np.int32)))
+    if isinstance(v, pa.ChunkedArray):
+        return v.combine_chunks()
+    return v
+
+
+def null_of(t: pa.DataType) -> pa.Scalar:
+    return pa.scalar(None, type=t)
+
+
+def is_null_type(t: pa.DataType) -> bool:
+    return pa.types.is_null(t)
+
+
+def is_int(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t)
+
+
+def is_numeric(t: pa.DataType) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_boolean(t)
+
+
+def is_string(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def is_temporal(t: pa.DataType) -> bool:
+    return pa.types.is_date(t) or pa.types.is_timestamp(t)
+
+
+def numeric_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
+    if pa.types.is_floating(a) or pa.types.is_floating(b):
+        return pa.float64()
+    if pa.types.is_decimal(a) or pa.types.is_decimal(b):
+        da = _as_decimal(a)
+        db = _as_decimal(b)
+        scale = max(da.scale, db.scale)
+        digits = max(da.precision - da.scale, db.precision - db.scale)
+        return pa.decimal128(min(38, digits + scale), scale)
+    if pa.types.is_boolean(a) and pa.types.is_boolean(b):
+        return pa.bool_()
+    return pa.int64() if max(_int_width(a), _int_width(b)) <= 64 else pa.decimal128(38, 0)
+
+
+def _int_width(t: pa.DataType) -> int:
+    return t.bit_width if pa.types.is_integer(t) else 8
+
+
+def _as_decimal(t: pa.DataType) -> pa.Decimal128Type:
+    if pa.types.is_decimal(t):
+        return t
+    width = _int_width(t)
+    return pa.decimal128({8: 3, 16: 5, 32: 10}.get(width, 19), 0)
+
+
+def supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
+    """The type two values are compared / unioned / coalesced as (MySQL-ish rules)."""
+    if a == b:
+        return a
+    if is_null_type(a):
+        return b
+    if is_null_type(b):
+        return a
+    if is_numeric(a) and is_numeric(b):
+        return numeric_supertype(a, b)
+    if is_temporal(a) and is_temporal(b):
+        return pa.timestamp("us")
+    if is_temporal(a) and is_string(b):
+        return a
+    if is_string(a) and is_temporal(b):
+        return b
+    if (is_numeric(a) and is_string(b)) or (is_string(a) and is_numeric(b)):
+        return pa.float64()  # MySQL compares a string with a number as DOUBLE
+    return pa.string()
+
+
+def value_type(v: Value) -> pa.DataType:
+    return v.type
+
+
+def all_valid(v: Value) -> bool:
+    return v.is_valid if isinstance(v, pa.Scalar) else v.null_count == 0
+
+
+def fill_false(v: Value) -> Value:
+    """NULL conditions count as false (WHERE, IF, CASE)."""
+    return pc.fill_null(v, False)
+
+
+def result_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
+    """The type of a value that may come from either side (CASE, IF, COALESCE, UNION): like `supertype`
+    except that mixing text with numbers or dates gives text."""
+    if not is_null_type(a) and not is_null_type(b) and a != b and (is_string(a) or is_string(b)):
+        return pa.string()
+    return supertype(a, b)
