@@ -201,8 +201,10 @@ def _default(node: exp.Expr) -> st.DefaultValue:
         return st.DefaultValue(f"-{node.this.name}")
     if isinstance(node, exp.Boolean):
         return st.DefaultValue("true" if node.this else "false")
-    if isinstance(node, (exp.CurrentTimestamp, exp.CurrentDate)):
-        return st.DefaultValue(node.key.upper(), is_function=True)
+    if isinstance(node, exp.CurrentTimestamp):
+        return st.DefaultValue("CURRENT_TIMESTAMP", is_function=True)
+    if isinstance(node, exp.CurrentDate):
+        return st.DefaultValue("CURRENT_DATE", is_function=True)
     if isinstance(node, (exp.Column, exp.Anonymous, exp.Var)):
         return st.DefaultValue(node.name.upper(), is_function=True)
     return st.DefaultValue(node.sql(dialect=_DIALECT), is_function=True)
