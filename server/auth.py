@@ -10,12 +10,14 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-DEFAULT_USERS = ("root", "admin")  # Doris's built-in accounts, both with an empty password
+DEFAULT_USERS = ("root", "admin")
+_HASH = re.compile(r"\*[0-9A-Fa-f]{40}")  # Doris's built-in accounts, both with an empty password
 
 
 def native_password_hash(password: str) -> str:
@@ -46,7 +48,8 @@ class UserStore:
         self._path = Path(path) if path is not None else None
         self._lock = threading.Lock()
         self._hashes: dict[str, str] = {}
-        if self._path is not None and self._path.exists():
+        self._loaded_from_file = self._path is not None and self._path.exists()
+        if self._loaded_from_file:
             data = json.loads(self._path.read_text(encoding="utf-8"))
             self._hashes = {str(u): str(h) for u, h in data.get("users", {}).items()}
             return
@@ -57,6 +60,10 @@ class UserStore:
             self._save()
 
     # -- queries ----------------------------------------------------------------------------------
+    def has_password_file(self) -> bool:
+        """Whether the users came from an existing file (so config-given passwords no longer apply)."""
+        return self._loaded_from_file
+
     def has_user(self, user: str) -> bool:
         with self._lock:
             return user in self._hashes
@@ -96,6 +103,16 @@ class UserStore:
             if user not in self._hashes:
                 raise KeyError(user)
             self._hashes[user] = native_password_hash(password)
+            self._save()
+
+    def set_password_hash(self, user: str, password_hash: str) -> None:
+        """SET PASSWORD ... = '*HEX': store an already hashed password ('' clears it)."""
+        if password_hash and not _HASH.fullmatch(password_hash):
+            raise ValueError("password hash should be a 41-digit hexadecimal number")
+        with self._lock:
+            if user not in self._hashes:
+                raise KeyError(user)
+            self._hashes[user] = password_hash.upper()
             self._save()
 
     def drop_user(self, user: str) -> None:

@@ -83,6 +83,7 @@ class Connection:
         self.command = "Connect"
         self.info: str | None = None
         self.since = time.monotonic()
+        self.login_time = time.strftime("%Y-%m-%d %H:%M:%S")
         self.task: asyncio.Task[None] | None = None
         self._inflight: concurrent.futures.Future[Any] | None = None
 

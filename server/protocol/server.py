@@ -35,6 +35,7 @@ class ProcessInfo:
     time: int
     state: str
     info: str | None
+    login_time: str = ""  # 'YYYY-MM-DD HH:MM:SS', Doris's LoginTime column
 
 
 class MysqlServer:
@@ -161,8 +162,10 @@ class MysqlServer:
         for c in sorted(conns, key=lambda c: c.id):
             db = getattr(c.handler, "database", None) or c.database
             rows.append(ProcessInfo(c.id, c.user, f"{c.host}:{c.port}", db, c.command, int(now - c.since),
-                                    "executing" if c.command == "Query" else "", c.info))
+                                    "executing" if c.command == "Query" else "", c.info, c.login_time))
         return rows
+
+    connections = processlist
 
     def statistics(self) -> str:
         """COM_STATISTICS text (mysqladmin status)."""

@@ -169,6 +169,9 @@ def test_kill_and_processlist(srv: ServerThread) -> None:
         rows = cur.fetchall()
         assert {r[0] for r in rows} >= {vid, killer.thread_id()}
         assert any(r[0] == killer.thread_id() and r[2] == "Query" and r[3] == "SHOW PROCESSLIST" for r in rows)
+        info = {p.id: p for p in srv.server.processlist()}[vid]
+        assert (info.user, info.command, info.info) == ("root", "Sleep", None)
+        assert info.host.startswith("127.0.0.1:") and info.db is None and len(info.login_time) == 19
         cur.execute(f"KILL {vid}")
         with pytest.raises(pymysql.err.OperationalError) as e:
             cur.execute("KILL 999999")

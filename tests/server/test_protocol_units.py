@@ -61,6 +61,11 @@ def test_user_store_persists_atomically(tmp_path: Path) -> None:
     again = UserStore(path, initial_passwords={"root": "ignored once the file exists"})
     assert again.check("root", SALT, scramble_native_password("second", SALT))
     assert again.check("carol", SALT, scramble_native_password("c", SALT))
+    assert again.has_password_file() and not users.has_password_file()
+    again.set_password_hash("carol", native_password_hash("c2").lower())
+    assert again.check("carol", SALT, scramble_native_password("c2", SALT))
+    with pytest.raises(ValueError):
+        again.set_password_hash("carol", "not-a-hash")
     again.drop_user("carol")
     assert not UserStore(path).has_user("carol")
 
