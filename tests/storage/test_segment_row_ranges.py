@@ -1,0 +1,51 @@
+"""RowRanges: sorted disjoint [start, end) ranges; set algebra checked against Python sets."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from storage.segment.row_ranges import RowRanges
+
+
+def as_set(r: RowRanges) -> set[int]:
+    return {i for s, e in r for i in range(s, e)}
+
+
+def random_ranges(rng: np.random.Generator, n: int = 500) -> RowRanges:
+    k = int(rng.integers(0, 12))
+    starts = rng.integers(0, n, k)
+    return RowRanges(starts, starts + rng.integers(0, 60, k))
+
+
+def test_normalizes_overlapping_adjacent_and_empty() -> None:
+    r = RowRanges([10, 0, 5, 30, 40], [20, 5, 12, 30, 41])
+    assert list(r) == [(0, 20), (40, 41)]
+    assert r.count() == 21 and len(r) == 2
+
+
+def test_full_empty() -> None:
+    assert RowRanges.full(0).is_empty and RowRanges.empty().is_empty
+    assert list(RowRanges.full(7)) == [(0, 7)] and RowRanges.full(7).count() == 7
+
+
+def test_set_algebra_matches_python_sets() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        a, b = random_ranges(rng), random_ranges(rng)
+        assert as_set(a.intersect(b)) == as_set(a) & as_set(b)
+        assert as_set(a.union(b)) == as_set(a) | as_set(b)
+        for r in (a.intersect(b), a.union(b)):
+            assert np.all(r.starts[1:] > r.ends[:-1]) and np.all(r.ends > r.starts)  # disjoint, non-adjacent
+        assert a.to_indices().tolist() == sorted(as_set(a))
+        assert np.flatnonzero(a.to_mask(600)).tolist() == sorted(as_set(a))
+        assert a.clip(250).count() == len({i for i in as_set(a) if i < 250})
+
+
+def test_from_pages_and_overlaps() -> None:
+    starts = np.array([0, 100, 200, 300])
+    ends = np.array([100, 200, 300, 350])
+    r = RowRanges.from_pages(starts, ends, np.array([True, True, False, True]))
+    assert list(r) == [(0, 200), (300, 350)]
+    probe = RowRanges([150, 299], [151, 301])
+    assert probe.overlaps(starts, ends).tolist() == [False, True, True, True]
+    assert RowRanges.empty().overlaps(starts, ends).tolist() == [False] * 4
