@@ -15,6 +15,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +108,7 @@ class StorageEngine:
         self.catalog = Catalog(self.root)
         self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
+        self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
 
     # ------------------------------------------------------------ lifecycle
 
@@ -325,15 +327,25 @@ class StorageEngine:
             tablets = [t for t in tablets if t.tablet_id in wanted]
         rowsets_by_tablet = self.catalog.rowsets_for_tablets(tablets, versions)
 
+        def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
+            own = ScanStats()  # per tablet, merged below: tablets are read on several threads
+            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, own)
+            if part is not None and part.num_rows and (exact_before or exact_after):
+                part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
+            return (None if part is None or part.num_rows == 0 else part.select(requested)), own
+
+        busy = [t for t in tablets if rowsets_by_tablet[t.tablet_id]]
+        if len(busy) > 1 and self.scan_threads > 1:
+            with ThreadPoolExecutor(min(self.scan_threads, len(busy))) as pool:  # pyarrow/IO release the GIL
+                results = list(pool.map(scan_one, busy))
+        else:
+            results = [scan_one(t) for t in busy]
         stats = ScanStats()
         pieces: list[pa.Table] = []
-        for tablet in tablets:
-            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, stats)
-            if part is None or part.num_rows == 0:
-                continue
-            if exact_before or exact_after:
-                part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
-            pieces.append(part.select(requested))
+        for part, own in results:
+            stats.merge(own)
+            if part is not None:
+                pieces.append(part)
         out_schema = self._output_schema(req, requested)
         if not pieces:
             return ScanResult(out_schema.empty_table(), stats)
