@@ -67,7 +67,8 @@ class Connection:
         self.server = server
         self.id = connection_id
         self.writer = writer
-        self.stream = PacketStream(reader, writer, LOGIN_MAX_PACKET, server.net_read_timeout)
+        self.stream = PacketStream(reader, writer, LOGIN_MAX_PACKET, server.net_read_timeout,
+                                   server.net_write_timeout)
         peer = writer.get_extra_info("peername") or ("", 0)
         self.host, self.port = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else (str(peer), 0)
         self.user = ""
@@ -246,6 +247,8 @@ class Connection:
             if isinstance(partial, list) and partial and self.caps & Capabilities.CLIENT_MULTI_RESULTS:
                 await self._send_results(partial, binary, more_after=True)
             raise
+        if isinstance(results, OkResult | ResultSet):  # tolerate a bare Result
+            results = [results]
         await self._send_results(results, binary)
 
     async def _send_results(self, results: list[Result], binary: bool, more_after: bool = False) -> None:
@@ -332,7 +335,8 @@ class Connection:
 
     async def com_reset_connection(self, payload: bytes) -> None:
         self.statements.clear()
-        await self._replace_handler(self.database)
+        # the session state goes, the current database stays (as in MySQL)
+        await self._replace_handler(getattr(self.handler, "database", None) or self.database)
         self.stream.write(ok_packet())
 
     async def com_change_user(self, payload: bytes) -> None:

@@ -42,7 +42,7 @@ class MysqlServer:
     def __init__(self, handler_factory: HandlerFactory, user_store: UserStore, host: str = "127.0.0.1",
                  port: int = DEFAULT_PORT, max_connections: int = 1024, handshake_timeout: float = 10.0,
                  max_allowed_packet: int = DEFAULT_MAX_ALLOWED_PACKET, worker_threads: int = 32,
-                 net_read_timeout: float = 30.0) -> None:
+                 net_read_timeout: float = 30.0, net_write_timeout: float = 600.0) -> None:
         self.handler_factory = handler_factory
         self.users = user_store
         self.host = host
@@ -51,6 +51,7 @@ class MysqlServer:
         self.handshake_timeout = handshake_timeout
         self.max_allowed_packet = max_allowed_packet
         self.net_read_timeout = net_read_timeout  # a started packet must be complete within this
+        self.net_write_timeout = net_write_timeout  # Doris's net_write_timeout default
         self.close_wait = 5.0  # how long stop/cleanup waits for a statement still running in a thread
         self.executor = ThreadPoolExecutor(max_workers=worker_threads, thread_name_prefix="mysql-worker")
         self.questions = 0

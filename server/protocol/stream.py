@@ -11,11 +11,12 @@ from server.protocol.errors import PacketsOutOfOrder, PacketTooLarge
 
 class PacketStream:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 max_packet: int, read_timeout: float) -> None:
+                 max_packet: int, read_timeout: float, write_timeout: float = 600.0) -> None:
         self.reader = reader
         self.writer = writer
         self.max_packet = max_packet
         self.read_timeout = read_timeout  # for the rest of a packet once its header arrived
+        self.write_timeout = write_timeout  # a client that stops reading our answers is dropped
         self.seq = 0
 
     async def read(self, new_command: bool = False) -> bytes:
@@ -67,7 +68,7 @@ class PacketStream:
         self.seq = (self.seq + packets) & 0xFF
 
     async def flush(self) -> None:
-        await self.writer.drain()
+        await asyncio.wait_for(self.writer.drain(), self.write_timeout)
 
     async def discard_input(self, budget: float = 3.0, idle: float = 0.3) -> None:
         """Swallow what the client is still sending, so it can read our ERR before we close.

@@ -262,7 +262,10 @@ def test_connector_text_protocol(srv: ServerThread, use_pure: bool) -> None:
         assert [tuple(r) for r in cur.fetchall()] == TYPED_ROWS
         cur.execute("INSERT x")
         assert cur.rowcount == 3
-        cnx.cmd_reset_connection()
+        cnx.cmd_init_db("db1")
+        cnx.cmd_reset_connection()  # a fresh handler, same database
+        cur.execute("SELECT DATABASE()")
+        assert cur.fetchall() == [("db1",)]
         stats = cnx.cmd_statistics()
         assert stats["Uptime"] >= 1 and "Questions" in stats and "Queries per second avg" in stats
         cnx.ping()

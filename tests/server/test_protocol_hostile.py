@@ -286,3 +286,16 @@ def test_many_hostile_clients_then_normal_service(srv: ServerThread) -> None:
     assert time.monotonic() - t0 < 1.0
     for s in socks:
         s.close()
+
+
+def test_client_that_stops_reading_is_dropped() -> None:
+    with serve(net_write_timeout=0.5) as srv:
+        s = raw_login(srv.port)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        send_packet(s, b"\x03SELECT REPEAT 30000000", 0)  # 30 MB answer that is never read
+        deadline = time.monotonic() + 5
+        while srv.server.connection_count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.server.connection_count == 0
+        assert_serving(srv)
+        s.close()
