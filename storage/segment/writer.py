@@ -88,6 +88,16 @@ def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns
 def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int) -> int:
     """Write one segment file; returns its size in bytes."""
     tmp = path.with_name(path.name + ".tmp")
+    try:
+        size = _write_file(tmp, data, num_key_columns, num_short_key_columns)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+    return size
+
+
+def _write_file(tmp: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int) -> int:
     with open(tmp, "wb", buffering=1 << 20) as f:
         f.write(MAGIC)
         pos = len(MAGIC)
@@ -124,5 +134,4 @@ def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_ke
         pos += write_tail(f, footer)
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, path)
     return pos

@@ -79,7 +79,14 @@ def read_all(directory: Path, infos) -> pa.Table:
         SegmentReader(directory / i.file_name).schema.names) for i in infos)
 
 
-def test_every_type_round_trips_with_nulls(tmp_path: Path) -> None:
+@pytest.fixture(params=["sequential", "parallel"])
+def decode_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    import storage.segment.reader as reader_module
+    monkeypatch.setattr(reader_module, "_PARALLEL_MIN_ROWS", 10**12 if request.param == "sequential" else 1)
+    return request.param
+
+
+def test_every_type_round_trips_with_nulls(tmp_path: Path, decode_mode: str) -> None:
     table = all_types_table(40_000)
     infos = write_segments(tmp_path, "seg", table, num_key_columns=1, num_short_key_columns=1)
     assert len(infos) == 1 and infos[0].file_name == "seg_0.dat" and infos[0].num_rows == 40_000
@@ -175,7 +182,7 @@ def test_read_no_columns_gives_row_count(tmp_path: Path) -> None:
     assert reader.read([], RowRanges([10], [20])).num_rows == 10
 
 
-def test_read_by_row_ranges(tmp_path: Path) -> None:
+def test_read_by_row_ranges(tmp_path: Path, decode_mode: str) -> None:
     table = all_types_table(60_000, seed=7)
     write_segments(tmp_path, "r", table, 1, 1)
     reader = SegmentReader(tmp_path / "r_0.dat")
