@@ -366,7 +366,7 @@ def _create(node: exp.Create) -> st.Statement:
         props = node.args.get("properties")
         kv = [p for p in (props.expressions if props else []) if type(p) is exp.Property]
         return st.CreateDatabase(
-            name=node.this.name, if_not_exists=bool(node.args.get("exists")), properties=_props(kv)
+            name=node.this.name or node.this.db, if_not_exists=bool(node.args.get("exists")), properties=_props(kv)
         )
     raise unsupported(f"CREATE {kind}".strip())
 
