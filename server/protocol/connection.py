@@ -114,19 +114,20 @@ class Connection:
             await self.stream.discard_input(budget=3.0 if drain else 1.0, idle=0.3 if drain else 0.1)
 
     async def _cleanup(self) -> None:
-        with contextlib.suppress(Exception):
-            if self._inflight is not None and not self._inflight.done():
-                # a statement is still running in its thread: let it finish before closing the handler
-                await asyncio.wait_for(asyncio.wrap_future(self._inflight), self.server.close_wait)
-        if self.handler is not None:
-            handler, self.handler = self.handler, None
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.wrap_future(self.server.executor.submit(handler.close)),
-                                       self.server.close_wait)
+        # the transport closes first, so a stop() or KILL never waits on a slow statement to drop the client
         self.writer.close()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.writer.wait_closed(), 1)
-        self.server.unregister(self)
+        try:
+            with contextlib.suppress(Exception):
+                if self._inflight is not None and not self._inflight.done():
+                    # a statement is still running in its thread: let it finish before closing the handler
+                    await asyncio.wait_for(asyncio.wrap_future(self._inflight), self.server.close_wait)
+            if self.handler is not None:
+                handler, self.handler = self.handler, None
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.wrap_future(self.server.executor.submit(handler.close)),
+                                           self.server.close_wait)
+        finally:
+            self.server.unregister(self)
 
     def abort(self) -> None:
         """Drop the connection now (KILL, server stop). Event-loop thread only."""

@@ -251,6 +251,27 @@ def test_stop_closes_listener_and_connections() -> None:
         pymysql.connect(host="127.0.0.1", port=port, user="root", connect_timeout=2)
 
 
+def test_stop_with_a_statement_running() -> None:
+    srv = ServerThread().start()
+    c = pconnect(srv)
+    errors: list[Exception] = []
+
+    def run_slow() -> None:
+        try:
+            with c.cursor() as cur:
+                cur.execute("SELECT SLEEP(2)")
+        except pymysql.err.OperationalError as e:
+            errors.append(e)
+
+    t = threading.Thread(target=run_slow)
+    t.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    srv.stop()  # drops the client at once, waits for the statement's thread to finish
+    t.join(5)
+    assert errors and time.monotonic() - t0 < 5
+
+
 # -- mysql-connector-python -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("use_pure", CONNECTOR_MODES)
