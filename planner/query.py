@@ -40,6 +40,10 @@ def execute_query(expression: exp.Expression, ctx: QueryContext) -> pa.Table:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         # a type combination an Arrow kernel rejects: report it as an analysis error, not a traceback
         raise analysis_error(f"Unsupported expression types: {_first_line(e)}") from e
+    except Exception as e:
+        if hasattr(e, "code") and hasattr(e, "message"):  # storage / server errors carry their MySQL code
+            raise
+        raise analysis_error(f"Unexpected error: {type(e).__name__}: {_first_line(e)}") from e
 
 
 def _first_line(e: Exception) -> str:

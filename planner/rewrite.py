@@ -92,8 +92,9 @@ def pushdown_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
     if isinstance(plan, LogicalJoin) and plan.kind in ("inner", "cross") and plan.residual is not None:
         base = replace(plan, residual=None)
         joined, rest = _push_into_join(base, split_conjuncts(plan.residual))
-        if isinstance(joined, LogicalJoin):
-            plan = replace(joined, residual=conjoin(rest))
+        # an inner join keeps every conjunct it could not push as its own residual, so rest is empty
+        assert not rest
+        plan = joined
     kids = [pushdown_filters(c, ctx) for c in plan.children()]
     return with_children(plan, kids) if kids else plan
 

@@ -21,6 +21,8 @@ def output_name(e: exp.Expression) -> str:
         return f"@@{kind.lower()}.{e.this.name}" if kind else f"@@{e.this.name}"
     if isinstance(e, exp.Parameter):
         return f"@{e.this.name}"
+    if isinstance(e, exp.CurrentSchema):
+        return "database()"  # sqlglot prints it back as schema()
     if isinstance(e, exp.Neg) and isinstance(e.this, exp.Literal):
         return f"-{e.this.this}"
     # MySQL uses the text as typed; the closest we have is the expression printed back with

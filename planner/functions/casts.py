@@ -169,7 +169,7 @@ def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
         # keep one digit beyond the target scale, then round half up (as Doris does)
         txt = pc.replace_substring_regex(txt, rf"^([+-]?\d*\.\d{{0,{s + 1}}})\d*$", r"\1")
         txt = pc.replace_substring_regex(txt, r"\.$", "")
-        wide = pc.cast(txt, pa.decimal128(min(38, p + 1), s + 1) if s < 38 else pa.decimal128(38, s))
+        wide = pc.cast(txt, pa.decimal128(min(38, p + 2), s + 1) if s < 38 else pa.decimal128(38, s))
         arr = wide
         src = arr.type
     if pa.types.is_floating(src):
@@ -183,6 +183,8 @@ def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
         src = src_dec
     if pa.types.is_decimal(src):
         if src.scale > s:
+            # one more integer digit first: rounding 9.995 up must not overflow the source type
+            arr = pc.cast(arr, pa.decimal128(min(38, src.precision + 1), src.scale))
             arr = pc.round(arr, s, round_mode="half_towards_infinity")
         wide = pc.cast(arr, pa.decimal128(38, s), safe=False) if src.scale > s else _widen(arr, s)
         fits = decimal_fits(wide, p, s)

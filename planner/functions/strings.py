@@ -38,7 +38,16 @@ def _concat_ws(ev: Evaluator, e: exp.ConcatWs) -> Value:
     sep, *parts = [_str(v) for v in ev.args(e)]
     if not parts:
         return pa.scalar("", pa.string())
-    return pc.binary_join_element_wise(*parts, sep, null_handling="skip")  # NULLs are skipped
+    if isinstance(sep, pa.Scalar) and not sep.is_valid:
+        return pa.scalar(None, pa.string())
+    # NULL parts are skipped. Arrow's skip mode drops rows whose parts are all NULL, so a never-NULL
+    # empty last part keeps every row; the separator it leaves at the end is cut off again.
+    joined = pc.binary_join_element_wise(*parts, pa.scalar("", pa.string()), sep, null_handling="skip")
+    width = pc.utf8_length(sep)
+    if isinstance(width, pa.Scalar):
+        n = width.as_py()
+        return pc.utf8_slice_codeunits(joined, 0, -n) if n else joined
+    raise analysis_error("CONCAT_WS separator must be a constant")
 
 
 @register(exp.Upper)
@@ -70,11 +79,14 @@ def _substring(v: Value, start: int | None, length: int | None) -> Value:
         return pc.utf8_slice_codeunits(v, 0, 0)
     begin = start - 1 if start > 0 else start
     if length is None:
-        return pc.utf8_slice_codeunits(v, begin)
-    stop = begin + length
-    if begin < 0 and stop >= 0:
-        return pc.utf8_slice_codeunits(v, begin)
-    return pc.utf8_slice_codeunits(v, begin, stop)
+        out = pc.utf8_slice_codeunits(v, begin)
+    elif begin < 0 and begin + length >= 0:
+        out = pc.utf8_slice_codeunits(v, begin)
+    else:
+        out = pc.utf8_slice_codeunits(v, begin, begin + length)
+    if begin < 0:  # a negative start before the beginning of the string gives '' (arrow would clamp)
+        out = pc.if_else(pc.less(pc.utf8_length(v), -begin), pa.scalar("", pa.string()), out)
+    return out
 
 
 @register(exp.Substring)
