@@ -85,7 +85,7 @@ class ExpressionBinder:
         if table is None and name.lower() in _KEYWORD_FUNCTIONS and not node.this.quoted:
             return _KEYWORD_FUNCTIONS[name.lower()]()
         shown = f"{table}.{name}" if table else name
-        raise unknown_column(shown, self.clause if self.clause != "field list" else "table list")
+        raise unknown_column(shown)  # Doris names 'table list' whatever the clause
 
     def _subquery_column(self, query: exp.Expression) -> pa.Array:
         table = self.run_subquery(query.this if isinstance(query, exp.Subquery) else query)

@@ -200,8 +200,7 @@ class SelectBinder:
 
         having_bound = None
         if having is not None:
-            if builder is None:
-                raise analysis_error("HAVING clause requires GROUP BY or aggregate functions")
+            # without aggregation MySQL's HAVING is a filter that may name select-list aliases
             having_bound = bind_post(self._substitute_aliases(having.this, items, scope))
 
         # ORDER BY: output column by position / alias, else an expression (hidden column if new)
@@ -222,8 +221,8 @@ class SelectBinder:
 
         if builder is not None:
             plan = builder.build(plan)
-            if having_bound is not None:
-                plan = LogicalFilter(plan, having_bound)
+        if having_bound is not None:
+            plan = LogicalFilter(plan, having_bound)
         plan = LogicalProject(plan, tuple(outputs + hidden))
         if sel.args.get("distinct"):
             plan = LogicalAggregate(plan, tuple(i for i, _ in outputs))

@@ -320,3 +320,9 @@ def test_comma_join_becomes_hash_join(ctx: QueryContext) -> None:
 def test_in_subquery_metadata_style(ctx: QueryContext) -> None:
     t = run(ctx, "SELECT label FROM dim WHERE grp IN (SELECT grp FROM fact WHERE k IN (1, 2, 3)) ORDER BY label")
     assert t.column(0).to_pylist() == ["L1", "L2", "L3"]
+
+
+def test_having_without_group_by_filters_on_alias(ctx: QueryContext) -> None:
+    t = run(ctx, "SELECT label AS TABLE_TYPE, grp FROM dim WHERE grp < 10 HAVING TABLE_TYPE IN ('L1', 'L2') "
+                 "ORDER BY grp")
+    assert t.column("grp").to_pylist() == [1, 2, 8, 9]
