@@ -24,6 +24,7 @@ def arrow_schema(table: OlapTable) -> pa.Schema:
 class OlapTableSource:
     engine: StorageEngine
     table: OlapTable
+    db_name: str = ""
     versions: dict[int, int] | None = None  # the snapshot the statement reads; taken at first scan
     stats: ScanStats = field(default_factory=ScanStats)
 

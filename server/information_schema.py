@@ -85,6 +85,9 @@ SCHEMAS: dict[str, list[tuple[str, pa.DataType]]] = {
                        ("MAXLEN", INT)],
     "collations": [("COLLATION_NAME", S), ("CHARACTER_SET_NAME", S), ("ID", INT), ("IS_DEFAULT", S),
                    ("IS_COMPILED", S), ("SORTLEN", INT)],
+    "keywords": [("WORD", S), ("RESERVED", INT)],
+    "table_constraints": [("CONSTRAINT_CATALOG", S), ("CONSTRAINT_SCHEMA", S), ("CONSTRAINT_NAME", S),
+                          ("TABLE_SCHEMA", S), ("TABLE_NAME", S), ("CONSTRAINT_TYPE", S), ("ENFORCED", S)],
     "proc": [("db", S), ("name", S), ("type", S), ("specific_name", S), ("language", S),
              ("sql_data_access", S), ("is_deterministic", S), ("security_type", S), ("param_list", S),
              ("returns", S), ("body", S), ("definer", S), ("created", T), ("modified", T),
@@ -163,10 +166,8 @@ class InformationSchema:
 
     def _all_tables(self) -> Iterable[tuple[str, OlapTable]]:
         for db in self.catalog.list_databases():
-            for name in self.catalog.list_tables(db.name):
-                table = self.catalog.get_table(db.name, name)
-                if table is not None:
-                    yield db.name, table
+            for table in self.catalog.list_tables(db.name):
+                yield db.name, table
 
     def _schemata(self) -> pa.Table:
         names = ["information_schema"] + [d.name for d in self.catalog.list_databases()]

@@ -80,6 +80,8 @@ class Session:
     def execute(self, sql: str, multi: bool) -> list[Result]:
         statements = parse(sql)
         if not statements:
+            if sql.strip():
+                return [OkResult()]  # only comments, e.g. MariaDB's /*M!... */ that MySQL-family servers skip
             raise StatementError("Query was empty", 1065, "42000")
         if len(statements) > 1 and not multi:
             raise StatementError(
@@ -141,7 +143,7 @@ class Session:
             from server.information_schema import _table
 
             return ArrowTableSource(name, _table("proc", []))
-        return OlapTableSource(self.ctx.engine, self._table(db, name))
+        return OlapTableSource(self.ctx.engine, self._table(db, name), db_name=self._db(db))
 
     # -- queries ----------------------------------------------------------------------------------------
     def query_context(self) -> QueryContext:
@@ -182,7 +184,7 @@ class Session:
         """A SET value: identifiers and ON/OFF are words, anything else an expression."""
         if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT":
             return None
-        if isinstance(value, exp.Column | exp.Var | exp.Identifier) and not value.table:
+        if isinstance(value, exp.Var | exp.Identifier) or (isinstance(value, exp.Column) and not value.table):
             return value.name
         if isinstance(value, exp.Boolean):
             return 1 if value.this else 0
@@ -219,7 +221,7 @@ class Session:
         return OkResult()
 
     def _drop_database(self, s: st.DropDatabase) -> Result:
-        self.ctx.engine.drop_database(s.name, s.if_exists)
+        self.ctx.engine.catalog.drop_database(s.name, s.if_exists)
         if self.database == s.name:
             self.database = None
         return OkResult()
@@ -241,14 +243,14 @@ class Session:
         db = self._db(s.db)
         if self.ctx.engine.catalog.get_database(db) is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-        self.ctx.engine.drop_table(db, s.name, s.if_exists)
+        self.ctx.engine.catalog.drop_table(db, s.name, s.if_exists)
         return OkResult()
 
     def _truncate(self, s: st.TruncateTable) -> Result:
         table = self._table(s.db, s.name)
         if s.partitions:
             raise doris_error("TRUNCATE TABLE ... PARTITION is not supported yet")
-        self.ctx.engine.truncate_table(self._db(s.db), table.name)
+        self.ctx.engine.catalog.truncate_table(self._db(s.db), table.name)
         return OkResult()
 
     # -- SHOW / DESC ------------------------------------------------------------------------------------
@@ -291,7 +293,7 @@ class Session:
         else:
             if self.ctx.engine.catalog.get_database(db) is None:
                 raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-            names = sorted(self.ctx.engine.catalog.list_tables(db))
+            names = sorted(t.name for t in self.ctx.engine.catalog.list_tables(db))
             kind = "BASE TABLE"
         names = show.like_filter(names, s.like)
         column = f"Tables_in_{db}"
@@ -316,8 +318,8 @@ class Session:
         catalog = self.ctx.engine.catalog
         if catalog.get_database(db) is None:
             return ResultSet(show.show_table_status([]))
-        tables = [t for n in show.like_filter(sorted(catalog.list_tables(db)), s.like)
-                  if (t := catalog.get_table(db, n)) is not None]
+        by_name = {t.name: t for t in catalog.list_tables(db)}
+        tables = [by_name[n] for n in show.like_filter(sorted(by_name), s.like)]
         return ResultSet(self._where(show.show_table_status(tables), s.where))
 
     def _show_variables(self, s: st.ShowVariables) -> Result:

@@ -277,7 +277,10 @@ class DorisLiteParser(DorisParser):
         return self.expression(exp.Describe(this=this, style=style))
 
     def _parse_insert_table(self) -> exp.Expr | None:
-        this = self._parse_table(schema=False, parse_partition=True)
+        # table parts only: `t (a, b)` must not read as a call of a function named t
+        this = self._parse_table_parts(schema=True)
+        if self._match(TokenType.PARTITION, advance=False):
+            this.set("partition", self._parse_partition())
         if self._match_text_seq("WITH", "LABEL"):
             self._insert_label = self._parse_id_var()
         return self._parse_schema(this=this)

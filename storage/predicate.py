@@ -7,11 +7,11 @@ datetime.date, datetime.datetime, bool). Index pruning (short key, zone map, blo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Op(str, Enum):
+class Op(StrEnum):
     EQ = "="
     NE = "!="
     LT = "<"

@@ -29,6 +29,7 @@ class AggregateBuilder:
     pre: list[tuple[str, exp.Expression]] = field(default_factory=list)
     keys: list[tuple[exp.Expression, str]] = field(default_factory=list)
     calls: list[tuple[exp.Expression, AggregateCall]] = field(default_factory=list)
+    full_group_by: bool = True  # False: a bare non-grouped column reads as ANY_VALUE (MySQL without the mode)
 
     def _pre_column(self, bound: exp.Expression, hint: str) -> str:
         for cid, e in self.pre:
@@ -91,6 +92,8 @@ class AggregateBuilder:
                     return bound_column(kid)
             if isinstance(node, exp.AggFunc):
                 return bound_column(self._add_call(node))
+            if isinstance(node, exp.Column) and not self.full_group_by:
+                return bound_column(self._add_call(exp.AnyValue(this=node.copy())))
             if isinstance(node, exp.Column):
                 name = self.id_names.get(node.name, node.name)
                 raise analysis_error(

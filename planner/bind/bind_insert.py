@@ -87,6 +87,9 @@ def _literal_text(node: exp.Expression, dtype: DorisType, ctx: QueryContext, now
         return False, _numeric_text("-" + node.this.this, dtype)
     if isinstance(node, exp.Boolean):
         return False, "1" if node.this else "0"
+    column = node if isinstance(node, exp.Column) else node.find(exp.Column)
+    if column is not None:
+        raise analysis_error(f"Unknown column '{column.name}' in 'field list'", 1054, "42S22")
     v = Evaluator(pa.table({}), ctx).eval(node)
     if not isinstance(v, pa.Scalar):
         raise analysis_error(f"VALUES can only contain constants: {node.sql('mysql')}")

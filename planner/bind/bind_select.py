@@ -101,6 +101,14 @@ class SelectBinder:
     def run_subquery(self, q: exp.Expression) -> pa.Table:
         return self.run_query(q, self.ctes)
 
+    def _full_group_by(self) -> bool:
+        """MySQL's ONLY_FULL_GROUP_BY (Doris's default sql_mode); mysqldump clears it."""
+        try:
+            mode = self.ctx.variables("session", "sql_mode")
+        except Exception:  # noqa: BLE001 - a context without variables keeps the strict default
+            return True
+        return mode is None or "ONLY_FULL_GROUP_BY" in str(mode).upper()
+
     def expr_binder(self, scope: Scope, clause: str = "field list", allow_aggregates: bool = True) -> ExpressionBinder:
         return ExpressionBinder(scope, self.run_subquery, clause=clause, allow_aggregates=allow_aggregates)
 
@@ -178,7 +186,7 @@ class SelectBinder:
 
         binder = self.expr_binder(scope)
         if aggregated:
-            builder = AggregateBuilder(self.new_id, self.id_names)
+            builder = AggregateBuilder(self.new_id, self.id_names, full_group_by=self._full_group_by())
             for g in group.expressions if group is not None else []:
                 builder.add_key(self._bind_group_key(g, items, scope, binder))
 

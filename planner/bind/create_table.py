@@ -47,8 +47,6 @@ def index_size(t: DorisType) -> int:
 def bind_create_table(stmt: st.CreateTable) -> TableSpec:
     if not stmt.columns:
         raise analysis_error("table should contain at least one column")
-    if stmt.distribution is None:
-        raise analysis_error("Create olap table should contain distribution desc")
     if stmt.engine is not None and stmt.engine.lower() != "olap":
         raise analysis_error("currently Nereids support olap engine only")
     seen: set[str] = set()
@@ -66,7 +64,8 @@ def bind_create_table(stmt: st.CreateTable) -> TableSpec:
     props = dict(stmt.properties)
     by_name = {c.name.lower(): (c, types[c.name.lower()]) for c in columns}
     partition_info, items = bind_partitions(stmt.partition, stmt.name, by_name, props)
-    distribution = _distribution(stmt.distribution, by_name, keys_type, columns)
+    distribution = _distribution(stmt.distribution or _default_distribution(keys_type, columns),
+                                 by_name, keys_type, columns)
     properties = bind_properties(stmt.properties, keys_type, list(columns), types, distribution.auto)
     return TableSpec(
         name=stmt.name,
@@ -80,6 +79,14 @@ def bind_create_table(stmt: st.CreateTable) -> TableSpec:
         index_defs=_index_defs(stmt.indexes, by_name, keys_type),
         comment=stmt.comment or "",
     )
+
+
+def _default_distribution(keys_type: str, columns: tuple[Column, ...]) -> st.DistributionDesc:
+    """No DISTRIBUTED BY (Doris 2.1+): RANDOM BUCKETS AUTO where random is allowed, else HASH of the keys."""
+    replace = any(c.aggregation in ("REPLACE", "REPLACE_IF_NOT_NULL") for c in columns)
+    if keys_type == KEYS_DUP or (keys_type == KEYS_AGG and not replace):
+        return st.DistributionDesc("RANDOM", (), None, auto=True)
+    return st.DistributionDesc("HASH", tuple(c.name for c in columns if c.is_key), None, auto=True)
 
 
 # -- keys -----------------------------------------------------------------------------------------------

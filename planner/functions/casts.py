@@ -150,6 +150,8 @@ def _to_int(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array:
 
 def decimal_fits(arr: pa.Array, precision: int, scale: int) -> pa.Array:
     """Boolean mask: |x| < 10^(precision-scale) for a decimal128(38, scale) array."""
+    if precision >= 38:
+        return pc.equal(arr, arr)  # every decimal128(38) value fits; NULL stays NULL
     bound = pa.scalar(decimal.Decimal(10) ** (precision - scale), pa.decimal128(38, scale))
     return pc.less(pc.abs(arr), bound)
 

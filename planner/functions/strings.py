@@ -89,10 +89,38 @@ def _substring(v: Value, start: int | None, length: int | None) -> Value:
     return out
 
 
+def _substring_per_row(v: Value, start: Value, length: Value | None) -> Value:
+    """SUBSTRING with per-row bounds. Arrow's slice kernels take scalar bounds only, so this walks the
+    rows in Python; such queries come from BI tools' metadata SQL over small catalog tables."""
+    n = max(len(x) for x in (v, start, length) if isinstance(x, pa.Array | pa.ChunkedArray))
+
+    def column(x: Value | None) -> list:
+        if x is None:
+            return [None] * n
+        if isinstance(x, pa.Scalar):
+            return [x.as_py()] * n
+        return x.to_pylist()
+
+    texts, starts = column(v), column(convert(start, pa.int64()))
+    lengths = column(convert(length, pa.int64()) if length is not None else None)
+    out = []
+    for text, b, size in zip(texts, starts, lengths, strict=True):
+        if text is None or b is None or (length is not None and size is None):
+            out.append(None)
+        else:
+            out.append(_substring(pa.scalar(text, pa.string()), b, size).as_py())
+    return pa.array(out, pa.string())
+
+
 @register(exp.Substring)
 def _substr(ev: Evaluator, e: exp.Substring) -> Value:
     v = _str(ev.eval(e.this))
-    start = _const_int(ev, e.args.get("start"), "substring start")
+    start_node, length_node = e.args.get("start"), e.args.get("length")
+    start_value = ev.eval(start_node) if start_node is not None else None
+    length_value = ev.eval(length_node) if length_node is not None else None
+    if not all(x is None or isinstance(x, pa.Scalar) for x in (start_value, length_value)):
+        return _substring_per_row(v, start_value if start_value is not None else pa.scalar(1), length_value)
+    start = _const_int(ev, start_node, "substring start")
     length = _const_int(ev, e.args.get("length"), "substring length")
     if e.args.get("start") is None:
         start = 1

@@ -454,8 +454,13 @@ class DictColumnDecoder(IntColumnDecoder):
         self.dictionary = dictionary
 
     def _finish(self) -> pa.Array:
-        if self.total and (int(self.out.min()) < 0 or int(self.out.max()) >= len(self.dictionary)):
+        # codes under NULL slots are placeholders (an all-NULL column has an empty dictionary)
+        codes_in_use = self.out if self.valid is None else self.out[self.valid[: self.total].astype(bool)]
+        if codes_in_use.size and (int(codes_in_use.min()) < 0 or int(codes_in_use.max()) >= len(self.dictionary)):
             raise CorruptDataError("dictionary code out of range")
+        if not len(self.dictionary):
+            self.out[:] = 0
+            return pa.nulls(self.total, self.type)
         validity, nulls = self._validity()
         codes = pa.Array.from_buffers(pa.int32(), self.total, [validity, pa.py_buffer(self.out)], null_count=nulls)
         return self.dictionary.take(codes)

@@ -67,7 +67,6 @@ ERRORS = [
     ("CREATE TABLE t (k1 INT, v VARCHAR(10) SUM) AGGREGATE KEY(k1)" + DIST,
      "Invalid aggregate function 'SUM' for 'v'"),
     ("CREATE TABLE t (k1 INT, v INT) ENGINE=mysql" + DIST, "currently Nereids support olap engine only"),
-    ("CREATE TABLE t (k1 INT, v INT)", "Create olap table should contain distribution desc"),
     # distribution
     ("CREATE TABLE t (k1 INT, v INT SUM) AGGREGATE KEY(k1) DISTRIBUTED BY HASH(v)",
      "Distribution column[v] is not key column"),
@@ -404,3 +403,12 @@ def test_index_defs() -> None:
         ("i2", ("msg",), "INVERTED", "", (("parser", "english"),)),
         ("i3", ("city",), "INVERTED", "", ()),
     ]
+
+
+def test_no_distribution_clause_defaults_to_auto_buckets() -> None:
+    dup = bind("CREATE TABLE t (k1 INT, v INT)")
+    assert (dup.distribution.type, dup.distribution.auto, dup.distribution.buckets) == ("RANDOM", True, 10)
+    uniq = bind("CREATE TABLE t (k1 INT, v INT) UNIQUE KEY(k1)")
+    assert (uniq.distribution.type, uniq.distribution.columns) == ("HASH", ("k1",))
+    agg = bind("CREATE TABLE t (k1 INT, v INT REPLACE) AGGREGATE KEY(k1)")
+    assert agg.distribution.type == "HASH"

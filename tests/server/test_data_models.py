@@ -61,8 +61,10 @@ def _typed(row: tuple) -> tuple:
 
 
 def _insert(cur, table: str, rows: list[tuple]) -> int:
-    values = ", ".join("(" + ", ".join(repr(v) if not isinstance(v, str) else f"'{v}'" for v in r) + ")"
-                       for r in rows)
+    def literal(v: object) -> str:
+        return "NULL" if v is None else f"'{v}'" if isinstance(v, str) else repr(v)
+
+    values = ", ".join("(" + ", ".join(literal(v) for v in r) + ")" for r in rows)
     return cur.execute(f"INSERT INTO {table} VALUES {values}")
 
 
