@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from storage.spark.java_runtime import ensure_java_home
 from storage.tablet.bucket_hash import hash_buckets, literal_bucket, random_buckets, spark_hash
 
 N_ROWS = 300
@@ -64,6 +65,7 @@ COLUMN_SETS = [[c] for c in _sample_table().column_names] + [["i32", "s"], ["s",
 @pytest.fixture(scope="module")
 def spark():
     pyspark_sql = pytest.importorskip("pyspark.sql")
+    ensure_java_home()
     session = (
         pyspark_sql.SparkSession.builder.master("local[1]")
         .appName("bucket-hash-test")

@@ -1,0 +1,1 @@
+"""Apache Spark integration: the Java runtime Spark needs, and (for loads) the tablet data source."""
