@@ -81,7 +81,8 @@ def _build(plan: LogicalPlan, aggregated: bool = False) -> _Node:
         return _Node("VUNION", [f"constant exprs: {plan.table.num_rows} rows"])
     if isinstance(plan, LogicalFilter):
         child = _build(plan.input, aggregated)
-        child.details.insert(1, f"predicates: {_sql(plan.condition)}")
+        if not (isinstance(plan.input, LogicalScan) and plan.input.predicates):  # else PREDICATES shows it
+            child.details.insert(1, f"predicates: {_sql(plan.condition)}")
         return child
     if isinstance(plan, LogicalProject):
         return _build(plan.input, aggregated)

@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # its parse fallbacks are answered as SQL errors
     config = Config.load(args.conf)
     if args.port is not None:
         config.set_fe("query_port", str(args.port))

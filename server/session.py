@@ -109,6 +109,8 @@ class Session:
 
     # -- dispatch ---------------------------------------------------------------------------------------
     def dispatch(self, statement: st.Statement) -> Result:
+        if not (isinstance(statement, st.ShowSimple) and statement.kind.upper() in ("WARNINGS", "ERRORS")):
+            self.warnings = []  # SHOW WARNINGS reports the previous statement's
         handler = self.HANDLERS.get(type(statement))
         if handler is None:
             raise doris_error(f"Unsupported statement: {type(statement).__name__}")
@@ -212,6 +214,9 @@ class Session:
         data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
         load = self.ctx.engine.load(table, data, label=s.label, strict=strict)
         filtered += getattr(load, "filtered_rows", 0)
+        if filtered:
+            self.warnings = [("Warning", 1265, f"{filtered} rows were filtered: they do not fit the table "
+                                               "(enable_insert_strict = false)")]
         return OkResult(affected_rows=load.num_rows, info=_insert_info(load.label, load.txn_id),
                         warnings=filtered)
 

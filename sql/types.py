@@ -122,7 +122,9 @@ class DorisType:
         if self.name == "DECIMAL":
             return pa.decimal128(self.precision or 9, self.scale or 0)
         if self.name == "DATETIME":
-            return pa.timestamp("us")
+            # the unit carries the declared fractional digits to the wire (DATETIME prints no fraction)
+            p = self.precision or 0
+            return pa.timestamp("s" if p == 0 else "ms" if p <= 3 else "us")
         return _ARROW[self.name]
 
 

@@ -1,6 +1,6 @@
 """INSERT binding: VALUES rows or a SELECT's result cast to the target table's columns, with Doris's
 load checks (type conversion, integer range, decimal overflow, calendar dates, VARCHAR/CHAR byte
-length, NULL into NOT NULL). Strict mode fails the statement on the first bad row (5025); non-strict
+length, NULL into NOT NULL). Strict mode fails the statement on the first bad row (1105); non-strict
 drops bad rows and counts them.
 
 The checks are vectorised per column: each column is converted once with `planner.functions.casts`
@@ -27,7 +27,9 @@ from sql.types import DorisType
 
 TableColumn = tuple[str, DorisType, bool, str | None]  # (name, type, nullable, default text)
 
-STRICT_FILTERED_CODE = 5025
+# Doris documents 5025, but the MariaDB client library reserves 5000-5999 for its own errors and then
+# reports 'malformed packet'; 1105 is the generic code Doris uses for FE errors (doris-reference §0).
+STRICT_FILTERED_CODE = 1105
 _CURRENT_TIMESTAMP = ("CURRENT_TIMESTAMP", "NOW()", "CURRENT_TIMESTAMP()", "NOW")
 
 

@@ -330,6 +330,12 @@ class SelectBinder:
             if db is None and name in self.ctes:
                 return self._derived(self.ctes[name], alias)
             source = self.ctx.resolve_table(db, name)
+            partition = node.args.get("partition")
+            if partition is not None:
+                restrict = getattr(source, "restrict_partitions", None)
+                if restrict is None:
+                    raise analysis_error(f"PARTITION clause is not allowed on {name}")
+                source = restrict([p.name for p in partition.expressions])
             columns = []
             scope_cols = []
             for f in source.schema:

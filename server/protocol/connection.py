@@ -267,7 +267,7 @@ class Connection:
             await self.stream.flush()
 
     async def _send_result_set(self, rs: ResultSet, status: int, binary: bool) -> None:
-        columns = wire_columns(rs.table.schema, rs.column_flags)
+        columns = wire_columns(rs.table.schema, rs.column_flags, rs.table)
         self.stream.write(lenenc_int(len(columns)))
         for col in columns:
             self.stream.write(column_definition(col))

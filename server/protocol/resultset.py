@@ -34,10 +34,24 @@ class WireColumn:
     charset: int
 
 
-def wire_columns(schema: pa.Schema, extra_flags: dict[str, int] | None = None) -> list[WireColumn]:
+def _whole_seconds(column: pa.ChunkedArray | pa.Array) -> bool:
+    """True when no value of a sub-second timestamp column has a fractional part."""
+    per_second = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[column.type.unit]
+    ticks = pc.cast(column, pa.int64())
+    return not pc.any(pc.not_equal(pc.subtract(ticks, pc.multiply(pc.divide(ticks, per_second), per_second)),
+                                   0)).as_py()
+
+
+def wire_columns(schema: pa.Schema, extra_flags: dict[str, int] | None = None,
+                 table: pa.Table | None = None) -> list[WireColumn]:
     out = []
-    for f in schema:
+    for i, f in enumerate(schema):
         mtype, length, decimals, flags, charset = mysql_column(f.type)
+        # computed DATETIMEs (now(), date_add ...) are microsecond-typed: like Doris's DATETIME(0) results
+        # they print without a fraction unless a value has one
+        if (table is not None and pa.types.is_timestamp(f.type) and f.type.unit == "us"
+                and _whole_seconds(table.column(i))):
+            length, decimals = 19, 0
         flags |= (extra_flags or {}).get(f.name, 0)
         out.append(WireColumn(f.name, mtype, length, decimals, flags, charset))
     return out

@@ -48,7 +48,7 @@ def test_casts_to_target_types_and_fills_defaults() -> None:
 def test_strict_mode_rejects_too_long_string() -> None:
     with pytest.raises(SqlError) as info:
         bind_insert_query_result(COLUMNS, ["k", "s"], query("SELECT a, name FROM src"))
-    assert info.value.code == 5025 and "column(s) value is too long: 'abcde'" in info.value.message
+    assert info.value.code == 1105 and "column(s) value is too long: 'abcde'" in info.value.message
 
 
 def test_strict_mode_rejects_bad_date_and_non_strict_counts() -> None:

@@ -204,3 +204,59 @@ def test_truncate(cur) -> None:
     cur.execute("INSERT INTO sales (id, day) VALUES (1, '2024-01-01')")
     cur.execute("SELECT count(*) FROM sales")
     assert cur.fetchone() == (1,)
+
+
+def test_datetime_prints_its_declared_fraction_digits(cur) -> None:
+    cur.execute("CREATE TABLE dt (k INT, a DATETIME, b DATETIME(3)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1")
+    cur.execute("INSERT INTO dt VALUES (1, '2017-10-01 07:00:00', '2017-10-01 07:00:00.125')")
+    cur.execute("SELECT a, b, CAST('2017-10-01 12:00:00' AS DATETIME), DATE_ADD('2017-10-01', INTERVAL 3 DAY) FROM dt")
+    conn = cur.connection
+    conn.query("SELECT a, b FROM dt")
+    assert [f.scale for f in conn._result.fields] == [0, 3]
+    text = pymysql.connect(host=conn.host, port=conn.port, user="root", database=conn.db.decode(),
+                           conv=dict(pymysql.converters.encoders))  # no decoders: the wire text itself
+    with text.cursor() as c:
+        c.execute("SELECT a, b, CAST('2017-10-01 12:00:00' AS DATETIME), DATE_ADD('2017-10-01', INTERVAL 3 DAY) FROM dt")
+        row = tuple(v.decode() if isinstance(v, bytes) else v for v in c.fetchone())
+        assert row == ("2017-10-01 07:00:00", "2017-10-01 07:00:00.125", "2017-10-01 12:00:00", "2017-10-04 00:00:00")
+    text.close()
+
+
+def test_select_from_named_partitions(cur) -> None:
+    cur.execute("""CREATE TABLE rng (d DATE NOT NULL, v INT) DUPLICATE KEY(d)
+                   PARTITION BY RANGE(d) (PARTITION p1 VALUES [('2020-01-01'), ('2020-02-01')),
+                                          PARTITION p3 VALUES [('2020-03-01'), ('2020-04-01')))
+                   DISTRIBUTED BY HASH(d) BUCKETS 2""")
+    cur.execute("INSERT INTO rng VALUES ('2020-01-15', 1), ('2020-03-15', 2)")
+    cur.execute("SELECT v FROM rng PARTITION (p3)")
+    assert cur.fetchall() == ((2,),)
+    cur.execute("SELECT count(*) FROM rng PARTITION (p1, p3)")
+    assert cur.fetchone() == (2,)
+    with pytest.raises(pymysql.err.MySQLError) as e:
+        cur.execute("SELECT * FROM rng PARTITION (p9)")
+    assert "p9" in e.value.args[1]
+
+
+def test_strict_mode_error_code_is_readable_by_mariadb_clients(cur) -> None:
+    cur.execute(SALES_DDL)
+    with pytest.raises(pymysql.err.MySQLError) as e:
+        cur.execute("INSERT INTO sales VALUES (1, '2024-01-01', NULL, 1, 1)")
+    assert e.value.args[0] == 1105  # 5000-5999 are client-side codes in libmariadb
+    assert "Insert has filtered data in strict mode" in e.value.args[1]
+
+
+def test_non_strict_insert_warnings(cur) -> None:
+    cur.execute(SALES_DDL)
+    cur.execute("SET enable_insert_strict = false")
+    assert cur.execute("INSERT INTO sales VALUES (1, '2024-01-01', 'n', 1, 1), (2, '2024-01-01', NULL, 1, 1)") == 1
+    cur.execute("SHOW WARNINGS")
+    rows = cur.fetchall()
+    assert len(rows) == 1 and "1 rows were filtered" in rows[0][2]
+
+
+def test_syntax_errors_echo_the_statement(cur) -> None:
+    for sql in ("SELECT * FROM", "gibberish here", "CREATE DATABASE demo2 USE demo"):
+        with pytest.raises(pymysql.err.MySQLError) as e:
+            cur.execute(sql)
+        assert e.value.args[0] == 1064, sql
+        assert sql in e.value.args[1] and "Token" not in e.value.args[1] and "<class" not in e.value.args[1]

@@ -107,7 +107,7 @@ def test_no_partition_strict_and_non_strict(engine: StorageEngine, root: Path) -
     t = engine.catalog.create_table("db", range_spec(with_max=False))
     with pytest.raises(StorageError) as e:
         engine.load(t, rows_table(SCHEMA, ROWS), label="strict1")
-    assert e.value.code == 5025
+    assert e.value.code == 1105
     assert "Insert has filtered data in strict mode" in e.value.message
     assert "no partition for this tuple" in e.value.message
     assert scan(engine, t).num_rows == 0
@@ -134,7 +134,7 @@ def test_list_partition_routing(engine: StorageEngine) -> None:
     assert parts == {"p_bj": [("北京", 1), ("天津", 3)], "p_sh": [("上海", 2)], "p_null": [(None, 4)]}
     with pytest.raises(StorageError) as e:
         engine.load(t, rows_table(schema, [("广州", 5)]))
-    assert e.value.code == 5025
+    assert e.value.code == 1105
 
 
 def test_not_null_violation_is_filtered(engine: StorageEngine) -> None:
@@ -142,7 +142,7 @@ def test_not_null_violation_is_filtered(engine: StorageEngine) -> None:
     t = engine.catalog.create_table("db", spec("nn", KEYS_DUP, [key("k", "INT"), value("v", "INT", nullable=False)]))
     with pytest.raises(StorageError) as e:
         engine.load(t, rows_table(schema, [(1, 1), (2, None)]))
-    assert e.value.code == 5025
+    assert e.value.code == 1105
     assert engine.load(t, rows_table(schema, [(1, 1), (2, None)]), strict=False).filtered_rows == 1
 
 
