@@ -64,6 +64,7 @@ class DorisLiteParser(DorisParser):
         "FRONTEND CONFIG": _show("FRONTEND CONFIG"),
         "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
+        "LOAD": lambda self: self._parse_show_load(),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -82,15 +83,46 @@ class DorisLiteParser(DorisParser):
     }
     ADMIN_TRIE = new_trie(key.split(" ") for key in ADMIN_PARSERS)
 
+    CANCEL_PARSERS: t.ClassVar[dict[str, t.Callable[[DorisLiteParser], exp.Expr]]] = {
+        "LOAD": lambda self: self._parse_cancel_load(),
+    }
+    CANCEL_TRIE = new_trie(key.split(" ") for key in CANCEL_PARSERS)
+
+    # statement word -> (sub-statement parsers, their trie)
+    WORD_STATEMENTS: t.ClassVar[dict[str, tuple[str, str]]] = {
+        "ADMIN": ("ADMIN_PARSERS", "ADMIN_TRIE"),
+        "CANCEL": ("CANCEL_PARSERS", "CANCEL_TRIE"),
+    }
+
+    # Doris's file table-valued functions; `local` is the one dorislite executes
+    TABLE_FUNCTIONS = frozenset({"LOCAL", "S3", "HDFS", "HTTP"})
+
     def _parse_statement(self) -> exp.Expr | None:
-        if self._curr and self._curr.token_type == TokenType.VAR and self._curr.text.upper() == "ADMIN":
+        word = self._curr.text.upper() if self._curr and self._curr.token_type == TokenType.VAR else None
+        if word in self.WORD_STATEMENTS:
+            parsers, trie = (getattr(self, name) for name in self.WORD_STATEMENTS[word])
             start = self._curr
             self._advance()
-            parser = self._find_parser(self.ADMIN_PARSERS, self.ADMIN_TRIE)
+            parser = self._find_parser(parsers, trie)
             if parser:
                 return parser(self)
             return self._parse_as_command(start)
         return super()._parse_statement()
+
+    # -- table-valued functions -------------------------------------------------------------------
+    def _parse_table_part(self, schema: bool = False) -> exp.Expr | None:
+        if (
+            not schema
+            and self._curr
+            and self._next
+            and self._next.token_type == TokenType.L_PAREN
+            and self._curr.text.upper() in self.TABLE_FUNCTIONS
+        ):
+            name = self._curr.text.lower()
+            self._advance()
+            props = self._parse_wrapped_properties()
+            return self.expression(dx.TableFunction(this=exp.var(name), expressions=props))
+        return super()._parse_table_part(schema=schema)
 
     # -- column definitions -----------------------------------------------------------------------
     def _parse_column_constraint(self) -> exp.Expr | None:
@@ -246,6 +278,22 @@ class DorisLiteParser(DorisParser):
             )
         )
 
+    def _parse_show_load(self) -> dx.ShowLoad:
+        db = self._parse_id_var() if self._match(TokenType.FROM) or self._match(TokenType.IN) else None
+        where = self._parse_where()
+        order = self._parse_order()
+        offset, limit = self._parse_oldstyle_limit()
+        if self._match_text_seq("OFFSET"):
+            offset = self._parse_number()
+        return self.expression(dx.ShowLoad(db=db, where=where, order=order, limit=limit, offset=offset))
+
+    def _parse_cancel_load(self) -> dx.CancelLoad:
+        db = self._parse_id_var() if self._match(TokenType.FROM) else None
+        where = self._parse_where()
+        if where is None:
+            self.raise_error("Expected WHERE LABEL = \"label\" after CANCEL LOAD")
+        return self.expression(dx.CancelLoad(db=db, where=where))
+
     def _parse_set_password(self) -> dx.SetPassword:
         user = host = None
         if self._match(TokenType.FOR):
@@ -305,3 +353,9 @@ class DorisLite(Doris):
         }
 
     Parser = DorisLiteParser
+
+    class Generator(Doris.Generator):
+        TRANSFORMS = {
+            **Doris.Generator.TRANSFORMS,
+            dx.TableFunction: lambda self, e: f"{e.name}({self.expressions(e, flat=True)})",
+        }

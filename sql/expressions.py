@@ -76,3 +76,27 @@ class InsertLabel(exp.Expression):
     """`INSERT INTO t WITH LABEL l ...`: the load label."""
 
     arg_types = {"this": True}
+
+
+class TableFunction(exp.Expression):
+    """A table-valued function in FROM, Doris's file TVFs: `local("file_path" = "..", "format" = "csv")`,
+    `s3(...)`, `hdfs(...)`, `http(...)`. this = Var with the lower-case name; expressions = Property(k, v)."""
+
+    arg_types = {"this": True, "expressions": False}
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """Keys lower-cased (Doris matches them case-insensitively), values as written."""
+        return {p.name.lower(): p.args["value"].name for p in self.expressions}
+
+
+class ShowLoad(exp.Expression):
+    """`SHOW LOAD [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT ..]`."""
+
+    arg_types = {"db": False, "where": False, "order": False, "limit": False, "offset": False}
+
+
+class CancelLoad(exp.Expression):
+    """`CANCEL LOAD [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "LOADING"`."""
+
+    arg_types = {"db": False, "where": False}

@@ -475,6 +475,20 @@ def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
     )
 
 
+def _show_load(node: dx.ShowLoad) -> st.Statement:
+    order = node.args.get("order")
+    return st.ShowLoad(
+        _text(node.args.get("db")), _where(node.args.get("where")), tuple(order.expressions) if order else (),
+        _int(node.args.get("limit")), _int(node.args.get("offset")),
+    )
+
+
+def _cancel_load(node: dx.CancelLoad) -> st.Statement:
+    where = _where(node.args.get("where"))
+    assert where is not None  # the parser requires it
+    return st.CancelLoad(_text(node.args.get("db")), where)
+
+
 # -- SET ----------------------------------------------------------------------------------------------
 
 _SCOPES = {None: "SESSION", "SESSION": "SESSION", "LOCAL": "SESSION", "GLOBAL": "GLOBAL",
@@ -610,6 +624,8 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Describe: _describe,
     exp.Show: _show,
     dx.ShowPartitions: _show_partitions,
+    dx.ShowLoad: _show_load,
+    dx.CancelLoad: _cancel_load,
     dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
     exp.Set: _set,
     exp.Kill: _kill,

@@ -320,3 +320,22 @@ class Query(Statement):
 class Explain(Statement):
     query: exp.Expression
     level: str | None = None  # VERBOSE / GRAPH / ... / None for plain EXPLAIN
+
+
+@dataclass(frozen=True)
+class ShowLoad(Statement):
+    """SHOW LOAD [FROM db] [WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "s"] [ORDER BY ..] [LIMIT ..]."""
+
+    db: str | None = None
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
+class CancelLoad(Statement):
+    """CANCEL LOAD [FROM db] WHERE LABEL = "x" (or LABEL LIKE / STATE =): the WHERE runs over SHOW LOAD rows."""
+
+    db: str | None
+    where: exp.Expression

@@ -1,0 +1,374 @@
+"""Files as tables: Doris's `local(...)` table-valued function.
+
+`FileScanOptions.parse` reads the TVF properties with Doris's names and defaults (format, column_separator
+"\\t", line_delimiter "\\n", csv_schema "k1:int;k2:string", skip_lines, trim_double_quotes,
+read_json_by_line, strip_outer_array); `file_schema` gives the columns both execution paths use (csv:
+c1..cN strings unless csv_schema, header names for csv_with_names*, parquet/json: the file's own
+schema); `FileTableSource` reads the files in-process with pyarrow for a bare `SELECT ... FROM local(...)`.
+`bind_table_functions` swaps each TVF in a query for a named source the planner resolves like a table.
+
+dorislite is one node: `file_path` is any local path (absolute, or relative to the server's working
+directory) and may be a glob (`/data/part-*.csv`); `backend_id` / `shared_storage` are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.json as pajson
+from sqlglot import exp
+
+from planner.functions.casts import convert
+from planner.sources import apply_predicates
+from sql import expressions as dx
+from sql.errors import SqlError, analysis_error
+from sql.types import DorisType, parse_type
+from storage.predicate import ColumnPredicate
+
+CSV_FORMATS = ("csv", "csv_with_names", "csv_with_names_and_types")
+FORMATS = (*CSV_FORMATS, "json", "parquet")
+EXECUTED_FUNCTIONS = ("local",)
+
+# header lines each csv format carries before the data
+_HEADER_LINES = {"csv": 0, "csv_with_names": 1, "csv_with_names_and_types": 2}
+
+# compress_type -> pyarrow codec name ("" = by file extension, as Doris's UNKNOWN)
+_COMPRESSION = {"unknown": "detect", "plain": None, "gz": "gzip", "bz2": "bz2", "lz4frame": "lz4",
+                "zstd": "zstd"}
+
+
+def tvf_error(detail: str) -> SqlError:
+    return analysis_error(detail, 1105, "HY000")
+
+
+def _unescape(text: str) -> str:
+    r"""Separators are written escaped in SQL text: '\t', '\n', '\x01'."""
+    if "\\" not in text:
+        return text
+    try:
+        return text.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return text
+
+
+def _flag(props: dict[str, str], key: str, default: bool) -> bool:
+    value = props.get(key)
+    return default if value is None else value.strip().lower() == "true"
+
+
+def parse_csv_schema(text: str) -> tuple[tuple[str, DorisType], ...]:
+    """`"k1:int;k2:decimal(10,2);k3:string"` -> ((name, type), ...)."""
+    out: list[tuple[str, DorisType]] = []
+    for item in text.split(";"):
+        if not item.strip():
+            continue
+        name, sep, type_text = item.partition(":")
+        if not sep or not name.strip() or not type_text.strip():
+            raise tvf_error(f"invalid csv_schema: '{text}', expected \"name1:type1;name2:type2;...\"")
+        try:
+            out.append((name.strip(), parse_type(type_text.strip())))
+        except SqlError:
+            raise tvf_error(f"invalid csv_schema: unsupported type '{type_text.strip()}' of column "
+                            f"'{name.strip()}'") from None
+    if not out:
+        raise tvf_error(f"invalid csv_schema: '{text}'")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class FileScanOptions:
+    function: str
+    file_path: str
+    format: str
+    paths: tuple[str, ...]  # the glob's matches, sorted
+    column_separator: str = "\t"
+    line_delimiter: str = "\n"
+    csv_schema: tuple[tuple[str, DorisType], ...] = ()
+    skip_lines: int = 0
+    trim_double_quotes: bool = False
+    read_json_by_line: bool = True
+    strip_outer_array: bool = False
+    compression: str | None = "detect"
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, function: str, properties: dict[str, str]) -> FileScanOptions:
+        name = function.lower()
+        if name not in EXECUTED_FUNCTIONS:
+            raise tvf_error(f"Table function '{name}' is not supported: dorislite reads files on its own "
+                            f"node only, through local(\"file_path\" = \"...\", \"format\" = \"...\")")
+        for key in ("file_path", "format"):
+            if key not in properties:
+                raise tvf_error(f"Property '{key}' is required.")
+        fmt = properties["format"].strip().lower()
+        if fmt not in FORMATS:
+            raise tvf_error(f"format:{properties['format']} is not supported.")
+        for key in ("json_root", "jsonpaths", "json_paths"):
+            if properties.get(key):
+                raise tvf_error(f"Property '{key}' is not supported by dorislite yet")
+        compress = properties.get("compress_type", "unknown").strip().lower()
+        if compress not in _COMPRESSION:
+            raise tvf_error(f"compress_type:{properties['compress_type']} is not supported.")
+        try:
+            skip = int(properties.get("skip_lines", "0"))
+        except ValueError:
+            raise tvf_error(f"skip_lines should be a number: {properties['skip_lines']}") from None
+        sep = _unescape(properties.get("column_separator", "\\t"))
+        line = _unescape(properties.get("line_delimiter", "\\n"))
+        if not sep or not line:
+            raise tvf_error("column_separator and line_delimiter must not be empty")
+        file_path = properties["file_path"]
+        return cls(
+            function=name, file_path=file_path, format=fmt, paths=expand_paths(file_path),
+            column_separator=sep, line_delimiter=line,
+            csv_schema=parse_csv_schema(properties["csv_schema"]) if properties.get("csv_schema") else (),
+            skip_lines=max(skip, 0), trim_double_quotes=_flag(properties, "trim_double_quotes", False),
+            read_json_by_line=_flag(properties, "read_json_by_line", True),
+            strip_outer_array=_flag(properties, "strip_outer_array", False),
+            compression=_COMPRESSION[compress], properties=dict(properties),
+        )
+
+    @property
+    def header_lines(self) -> int:
+        return _HEADER_LINES.get(self.format, 0)
+
+    @property
+    def is_csv(self) -> bool:
+        return self.format in CSV_FORMATS
+
+
+def options_of(node: dx.TableFunction) -> FileScanOptions:
+    return FileScanOptions.parse(node.name, node.properties)
+
+
+def expand_paths(pattern: str) -> tuple[str, ...]:
+    path = os.path.expanduser(pattern)
+    matches = sorted(p for p in glob.glob(path) if os.path.isfile(p))
+    if not matches:
+        raise tvf_error(f"get file list from backend failed. No file matches the path: {pattern}")
+    return tuple(os.path.abspath(p) for p in matches)
+
+
+# -- reading ------------------------------------------------------------------------------------------
+
+
+def _read_bytes(path: str, compression: str | None) -> bytes:
+    codec = compression
+    if codec == "detect":
+        codec = pa.Codec.detect(path).name if _has_known_extension(path) else None
+    with pa.input_stream(path, compression=codec) as f:
+        return f.read()
+
+
+def _has_known_extension(path: str) -> bool:
+    return path.endswith((".gz", ".bz2", ".lz4", ".zst"))
+
+
+def _split_lines(data: bytes, opts: FileScanOptions) -> pa.Array:
+    text = pa.array([data.decode("utf-8", errors="replace")], pa.large_string())
+    lines = pc.split_pattern(text, opts.line_delimiter).flatten()
+    if len(lines) and lines[len(lines) - 1].as_py() == "":
+        lines = lines.slice(0, len(lines) - 1)  # the delimiter after the last line
+    return lines
+
+
+def _fields(lines: pa.Array, n_columns: int, opts: FileScanOptions) -> list[pa.Array]:
+    """Split each line on the separator; rows with fewer fields get NULLs, extra fields are dropped
+    (Doris's behaviour for csv). Vectorised over the list offsets."""
+    parts = pc.split_pattern(lines, opts.column_separator)
+    values = parts.flatten()
+    if opts.trim_double_quotes:
+        values = pc.replace_substring_regex(values, r'^"(.*)"$', r"\1")
+    offsets = parts.offsets.to_numpy()
+    lengths = np.diff(offsets)
+    out = []
+    for i in range(n_columns):
+        present = lengths > i
+        index = pa.array(np.where(present, offsets[:-1] + i, 0), mask=~present)
+        col = pc.take(values, index).cast(pa.string()) if len(values) else pa.nulls(len(lines), pa.string())
+        out.append(pc.if_else(pc.equal(col, "\\N"), None, col))  # \N is Doris's NULL in text files
+    return out
+
+
+def head_lines(path: str, opts: FileScanOptions, n: int) -> list[str]:
+    """The first `n` lines of a file, reading only as much of it as they need."""
+    codec = opts.compression
+    if codec == "detect":
+        codec = pa.Codec.detect(path).name if _has_known_extension(path) else None
+    chunk, data = 1 << 16, b""
+    with pa.input_stream(path, compression=codec) as f:
+        while True:
+            more = f.read(chunk)
+            data += more
+            text = data.decode("utf-8", errors="replace")
+            if not more or text.count(opts.line_delimiter) >= n:
+                break
+            chunk *= 2
+    return text.split(opts.line_delimiter)[:n] if text else []
+
+
+def _csv_header(opts: FileScanOptions) -> list[str]:
+    lines = head_lines(opts.paths[0], opts, opts.skip_lines + 1)
+    first = opts.skip_lines
+    if len(lines) <= first or not lines[first]:
+        raise tvf_error("The first line is empty, can not parse column numbers")
+    return lines[first].split(opts.column_separator)
+
+
+def file_schema(opts: FileScanOptions) -> pa.Schema:
+    """The columns a file TVF produces (what `DESC FUNCTION` would show)."""
+    if opts.is_csv:
+        if opts.csv_schema:
+            return pa.schema([pa.field(n, t.arrow_type()) for n, t in opts.csv_schema])
+        header = _csv_header(opts)
+        names = header if opts.header_lines else [f"c{i + 1}" for i in range(len(header))]
+        return pa.schema([pa.field(n, pa.string()) for n in names])
+    if opts.format == "parquet":
+        return normalize_schema(ds.dataset(list(opts.paths[:1]), format="parquet").schema)
+    return normalize_schema(_read_json(opts.paths[0], opts).schema)
+
+
+def _read_json(path: str, opts: FileScanOptions) -> pa.Table:
+    if opts.read_json_by_line and not opts.strip_outer_array:
+        return pajson.read_json(pa.BufferReader(_read_bytes(path, opts.compression)))
+    # one JSON document (an array of objects with strip_outer_array): small files only on this path;
+    # loads read these through Spark
+    doc = json.loads(_read_bytes(path, opts.compression))
+    rows = doc if isinstance(doc, list) else [doc]
+    return pa.Table.from_pylist(rows)
+
+
+def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:
+    lines = _split_lines(_read_bytes(path, opts.compression), opts)
+    skip = opts.skip_lines + opts.header_lines
+    lines = lines.slice(min(skip, len(lines)))
+    columns = _fields(lines, len(schema), opts)
+    # csv_schema: a value that does not convert to the declared type reads as NULL, as in Doris
+    arrays = [c if f.type == pa.string() else convert(c, f.type) for c, f in zip(columns, schema, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def read_files(opts: FileScanOptions, columns: Sequence[str] | None = None) -> pa.Table:
+    schema = file_schema(opts)
+    if opts.format == "parquet":
+        dataset = ds.dataset(list(opts.paths), format="parquet")  # the first file's schema, as Doris
+        return normalize(dataset.to_table(columns=list(columns) if columns is not None else None))
+    if opts.is_csv:
+        parts = [_read_csv(p, opts, schema) for p in opts.paths]
+    else:
+        parts = [_conform(normalize(_read_json(p, opts)), schema) for p in opts.paths]
+    table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    return table.select(list(columns)) if columns is not None else table
+
+
+def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Other files of a glob: the first file's columns, missing ones NULL, types converted."""
+    arrays = []
+    for f in schema:
+        if f.name in table.column_names:
+            col = table.column(f.name)
+            arrays.append(col if col.type == f.type else convert(col.combine_chunks(), f.type))
+        else:
+            arrays.append(pa.nulls(table.num_rows, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# Arrow types the planner computes on; anything else in a file is mapped onto one of them
+def _normal_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_dictionary(t):
+        return _normal_type(t.value_type)
+    if pa.types.is_uint8(t):
+        return pa.int16()
+    if pa.types.is_uint16(t):
+        return pa.int32()
+    if pa.types.is_uint32(t):
+        return pa.int64()
+    if pa.types.is_uint64(t):
+        return pa.decimal128(20, 0)
+    if pa.types.is_float16(t):
+        return pa.float32()
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us")
+    if pa.types.is_date64(t):
+        return pa.date32()
+    if pa.types.is_decimal(t) and t.precision > 38:
+        return pa.float64()
+    if pa.types.is_null(t):
+        return pa.string()
+    if pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.string()
+    return t
+
+
+def normalize_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([pa.field(f.name, _normal_type(f.type)) for f in schema])
+
+
+def normalize(table: pa.Table) -> pa.Table:
+    arrays = []
+    for col in table.columns:
+        target = _normal_type(col.type)
+        if target == col.type:
+            arrays.append(col)
+        elif pa.types.is_nested(col.type):
+            arrays.append(_nested_as_json(col))
+        else:
+            # sub-microsecond timestamps are truncated (DATETIME(6) is the finest Doris type)
+            arrays.append(pc.cast(col, target, safe=not pa.types.is_timestamp(col.type)))
+    return pa.Table.from_arrays(arrays, names=table.column_names)
+
+
+def _nested_as_json(col: pa.ChunkedArray) -> pa.Array:
+    # nested values (Doris would read ARRAY/STRUCT) are shown as their JSON text
+    return pa.array([None if v is None else json.dumps(v, default=str) for v in col.to_pylist()], pa.string())
+
+
+class FileTableSource:
+    """A TableSource over the files of one `local(...)` call, read with pyarrow on each scan."""
+
+    def __init__(self, name: str, options: FileScanOptions) -> None:
+        self.name = name
+        self.options = options
+        self.schema = file_schema(options)
+
+    def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate]) -> pa.Table:
+        needed = list(dict.fromkeys([*columns, *(p.column for p in predicates)]))
+        table = read_files(self.options, needed)
+        return apply_predicates(table, predicates).select(list(columns))
+
+
+# -- binding ------------------------------------------------------------------------------------------
+
+SOURCE_PREFIX = "__dl_tvf_"
+
+
+def table_functions(expression: exp.Expression) -> list[exp.Table]:
+    """The FROM items of a query that are table-valued functions."""
+    return [t for t in expression.find_all(exp.Table) if isinstance(t.this, dx.TableFunction)]
+
+
+def bind_table_functions(expression: exp.Expression) -> tuple[exp.Expression, dict[str, FileTableSource]]:
+    """Replace each TVF with a table named `__dl_tvf_<n>` (aliased as written, else as the function) and
+    return the sources to resolve those names to."""
+    found = table_functions(expression)
+    if not found:
+        return expression, {}
+    expression = expression.copy()
+    sources: dict[str, FileTableSource] = {}
+    for i, table in enumerate(table_functions(expression)):
+        node = table.this
+        name = f"{SOURCE_PREFIX}{i}"
+        sources[name] = FileTableSource(node.name, options_of(node))
+        alias = table.alias or node.name
+        table.replace(exp.alias_(exp.to_table(name), alias, table=True))
+    return expression, sources
