@@ -7,25 +7,31 @@ USE are answered from server state here.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from planner.bind.bind_insert import bind_insert_query_result, bind_insert_values
+from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import bind_create_table
 from planner.context import QueryContext, TableSource
+from planner.file_source import bind_table_functions
 from planner.olap_source import OlapTableSource, arrow_schema
 from planner.query import execute_query
 from planner.sources import ArrowTableSource
+from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
+from planner.spark_sources import OlapRef, reads_data
 from server import show
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
 from server.information_schema import InformationSchema
+from server.loads import USER_CANCEL, LoadJob, LoadJobs
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
@@ -34,7 +40,9 @@ from sql import statements as st
 from sql.parse import parse
 from sql.types import parse_type
 from storage.catalog.model import OlapTable
+from storage.catalog.store import TXN_ABORTED, new_label
 from storage.engine import StorageEngine
+from storage.tablet.partition_router import route_partitions
 
 log = logging.getLogger("dorislite.session")
 
@@ -52,6 +60,13 @@ class SessionContext:
 
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
+        self.loads = LoadJobs(self.engine.root, progress=_spark_progress)
+
+
+def _spark_progress(job_group: str) -> tuple[int, int] | None:
+    from storage.spark.load import spark_load_progress
+
+    return spark_load_progress(job_group)
 
 
 def doris_error(detail: str, code: int = 1105, sqlstate: str = "HY000") -> StatementError:
@@ -60,6 +75,35 @@ def doris_error(detail: str, code: int = 1105, sqlstate: str = "HY000") -> State
 
 def no_database() -> StatementError:
     return StatementError("errCode = 2, detailMessage = No database selected", 1046, "3D000")
+
+
+def spark_available() -> bool:
+    """Spark loads need pyspark and the storage layer's Spark data source."""
+    return importlib.util.find_spec("pyspark") is not None and \
+        importlib.util.find_spec("storage.spark.load") is not None
+
+
+def _cancel_spark_group(job_group: str) -> None:
+    from storage.spark.session import spark_session, spark_started
+
+    if spark_started():
+        spark_session().sparkContext.cancelJobGroup(job_group)
+
+
+def _restrict_partitions(table: OlapTable, data: pa.Table, partitions: tuple[str, ...], strict: bool
+                         ) -> tuple[pa.Table, int]:
+    """INSERT ... PARTITION (p, ...): rows routed outside the listed partitions do not fit."""
+    wanted = {p.lower() for p in partitions}
+    positions = route_partitions(table, data)
+    allowed = np.array([p.name.lower() in wanted for p in table.partitions] + [False])
+    inside = allowed[positions]  # NO_PARTITION (-1) picks the trailing False
+    outside = int((~inside).sum())
+    if outside and strict:
+        row = int(np.argmin(inside))
+        text = ", ".join("NULL" if v is None else str(v) for v in data.slice(row, 1).to_pylist()[0].values())
+        raise doris_error(f"Insert has filtered data in strict mode. filtered rows: {outside}, sample: [Reason: "
+                          f"no partition for this tuple. src line [{text}]]", STRICT_FILTERED_CODE, "HY000")
+    return (data.filter(pa.array(inside)) if outside else data), outside
 
 
 def _insert_info(label: str, txn_id: int) -> str:
@@ -148,7 +192,7 @@ class Session:
         return OlapTableSource(self.ctx.engine, self._table(db, name), db_name=self._db(db))
 
     # -- queries ----------------------------------------------------------------------------------------
-    def query_context(self) -> QueryContext:
+    def query_context(self, extra: dict[str, TableSource] | None = None) -> QueryContext:
         functions: dict[str, Callable[..., Any]] = {
             "database": lambda: self.database,
             "schema": lambda: self.database,
@@ -159,15 +203,20 @@ class Session:
             "connection_id": lambda: self.info.connection_id,
             "version": lambda: VERSION,
         }
+        resolve = self._source
+        if extra:  # the statement's table-valued functions, bound to generated names
+            def resolve(db: str | None, name: str) -> TableSource:
+                return extra[name] if db is None and name in extra else self._source(db, name)
         return QueryContext(
             current_db=self.database,
-            resolve_table=self._source,
+            resolve_table=resolve,
             variables=lambda scope, name: self.vars.get(name, scope),
             functions=functions,
         )
 
     def run_query(self, expression: exp.Expression) -> pa.Table:
-        table = execute_query(expression, self.query_context())
+        expression, files = bind_table_functions(expression)
+        table = execute_query(expression, self.query_context(files))
         limit = int(self.vars.get("sql_select_limit"))
         if limit < table.num_rows and isinstance(expression, exp.Select | exp.Union):
             table = table.slice(0, limit)
@@ -179,7 +228,8 @@ class Session:
     def _explain(self, s: st.Explain) -> Result:
         from planner.explain import explain_query
 
-        lines = explain_query(s.query, self.query_context(), s.level)
+        query, files = bind_table_functions(s.query)
+        lines = explain_query(query, self.query_context(files), s.level)
         return ResultSet(pa.table({"Explain String(Nereids Planner)": pa.array(lines, pa.string())}))
 
     def _evaluate(self, value: exp.Expression) -> Any:
@@ -195,30 +245,105 @@ class Session:
 
     # -- INSERT -----------------------------------------------------------------------------------------
     def _insert(self, s: st.Insert) -> Result:
+        """Every INSERT is a load job (SHOW LOAD). A SELECT that reads tables or files runs on Spark;
+        VALUES and constant SELECTs run in-process."""
         table = self._table(s.db, s.table)
-        if s.partitions:
-            raise doris_error("INSERT INTO ... PARTITION (...) is not supported yet")
+        db = self._db(s.db)
+        catalog = self.ctx.engine.catalog
+        label = s.label or new_label()
+        used = catalog.get_txn_by_label(table.db_id, label)
+        if used is not None and used.status != TXN_ABORTED:
+            raise doris_error(f"Label [{label}] has already been used.")
         strict = self.vars.flag("enable_insert_strict")
-        columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
-        if s.values is not None:
-            data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
-                                                ctx=self.query_context())
-        else:
-            assert s.query is not None
-            result = self.run_query(s.query)
-            data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
-        if data.num_rows == 0:
-            if filtered and strict:
-                raise doris_error("all partitions have no load data", 1064, "HY000")
-            return OkResult(affected_rows=0, warnings=filtered)
-        data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
-        load = self.ctx.engine.load(table, data, label=s.label, strict=strict)
-        filtered += getattr(load, "filtered_rows", 0)
-        if filtered:
-            self.warnings = [("Warning", 1265, f"{filtered} rows were filtered: they do not fit the table "
-                                               "(enable_insert_strict = false)")]
-        return OkResult(affected_rows=load.num_rows, info=_insert_info(load.label, load.txn_id),
-                        warnings=filtered)
+        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available()
+        job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
+                                   int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
+        try:
+            outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
+                                                                                                  strict)
+        except LoadCancelled:
+            job.fail(USER_CANCEL)
+            raise doris_error(f"Load [{label}] cancelled: {USER_CANCEL}", 1317, "70100") from None
+        except Exception as e:
+            job.fail((getattr(e, "message", None) or str(e)).removeprefix("errCode = 2, detailMessage = "))
+            raise
+        job.finish(outcome.txn_id, outcome.loaded_rows, outcome.filtered_rows)
+        if outcome.txn_id is None:
+            return OkResult(affected_rows=0, warnings=outcome.filtered_rows)
+        if outcome.filtered_rows:
+            self.warnings = [("Warning", 1265, f"{outcome.filtered_rows} rows were filtered: they do not fit "
+                                               "the table (enable_insert_strict = false)")]
+        return OkResult(affected_rows=outcome.loaded_rows, info=_insert_info(label, outcome.txn_id),
+                        warnings=outcome.filtered_rows)
+
+    def _insert_spark(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
+        assert s.query is not None
+
+        def resolve(db: str | None, name: str) -> OlapRef:
+            source = self._table(db, name)  # the snapshot is taken now, at statement start
+            return OlapRef(str(self.ctx.engine.root), self._db(db), source.name, arrow_schema(source),
+                           self.ctx.engine.snapshot(source))
+
+        job.on_cancel(lambda: _cancel_spark_group(job.job_group))
+        request = SparkInsert(
+            engine=self.ctx.engine, table=table, query=s.query, target_columns=s.columns, partitions=s.partitions,
+            label=job.label, strict=strict, now=self.query_context().statement_time(),
+            settings=dict(self.ctx.config.fe), resolve=resolve,
+        )
+        return run_spark_insert(request, job)
+
+    def _insert_local(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
+        # in-process loads are short and publish in one step: they are not cancellable
+        with job.commit_guard():
+            check_partitions(table, s.partitions)
+            columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
+            if s.values is not None:
+                data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
+                                                    ctx=self.query_context())
+            else:
+                assert s.query is not None
+                result = self.run_query(s.query)
+                data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
+            data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
+            if s.partitions and data.num_rows:
+                data, outside = _restrict_partitions(table, data, s.partitions, strict)
+                filtered += outside
+            if data.num_rows == 0:
+                if filtered:
+                    raise doris_error("all partitions have no load data", 1064, "HY000")
+                return InsertOutcome(job.label, None, 0, 0)
+            load = self.ctx.engine.load(table, data, label=job.label, strict=strict)
+            job.loading(load.txn_id)
+            return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
+
+    # -- loads ------------------------------------------------------------------------------------------
+    def _show_load(self, s: st.ShowLoad) -> Result:
+        db = self._db(s.db)
+        table = self._where(self.ctx.loads.show_rows(db), s.where)
+        if s.order_by:
+            query = exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by))
+            table = self._over(table, query)
+        start = s.offset or 0
+        end = None if s.limit is None else start + s.limit
+        return ResultSet(table.slice(start, None if end is None else end - start))
+
+    def _cancel_load(self, s: st.CancelLoad) -> Result:
+        db = self._db(s.db)
+        matched = set(self._where(self.ctx.loads.show_rows(db), s.where).column("JobId").to_pylist())
+        jobs = [j for j in self.ctx.loads.jobs(db) if str(j.job_id) in matched]
+        if not jobs:
+            raise doris_error("Load job does not exist")
+        cancelled = [j for j in jobs if j.cancel()]
+        if not cancelled:
+            raise doris_error("There is no uncompleted job")
+        for job in cancelled:
+            job.wait_done(timeout=60.0)  # the load thread aborts the transaction and records CANCELLED
+        return OkResult()
+
+    def cancel(self) -> None:
+        """KILL QUERY of this connection (from another thread): cancel its running load, if any."""
+        for job in self.ctx.loads.running_for(self.info.connection_id):
+            job.cancel()
 
     # -- DDL --------------------------------------------------------------------------------------------
     def _create_database(self, s: st.CreateDatabase) -> Result:
@@ -387,8 +512,11 @@ class Session:
         """SHOW ... WHERE: the condition runs over the SHOW output as a table."""
         if where is None:
             return table
+        return self._over(table, exp.select("*").from_("show").where(where.copy()))
+
+    def _over(self, table: pa.Table, query: exp.Select) -> pa.Table:
+        """A query over a SHOW output (WHERE, ORDER BY), the output being the table `show`."""
         source = ArrowTableSource("show", table)
-        query = exp.select("*").from_("show").where(where.copy())
         ctx = self.query_context()
         ctx.resolve_table = lambda db, name: source
         return execute_query(query, ctx)
@@ -422,6 +550,8 @@ class Session:
         st.Query: _query,
         st.Explain: _explain,
         st.Insert: _insert,
+        st.ShowLoad: _show_load,
+        st.CancelLoad: _cancel_load,
         st.CreateDatabase: _create_database,
         st.DropDatabase: _drop_database,
         st.Use: _use,

@@ -1,0 +1,176 @@
+"""The FROM items of an INSERT ... SELECT as Spark temporary views, and the SELECT as Spark SQL.
+
+Each dorislite table becomes a view over the dorislite data source pinned to the partition versions taken
+at statement start (the snapshot the whole load reads: merged, model-correct rows); each `local(...)` call
+becomes a view over its files with the same column semantics as `planner.file_source` (csv: c1..cN or
+header names, strings unless csv_schema, short rows NULL-filled, `\\N` is NULL). The query's table
+references are then renamed to the views and the query transpiled with sqlglot's Spark dialect.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.file_source import FileScanOptions, file_schema, head_lines, options_of
+from sql import expressions as dx
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# databases whose tables the in-process planner serves (virtual tables Spark cannot read)
+VIRTUAL_DATABASES = ("information_schema", "mysql")
+
+
+@dataclass(frozen=True)
+class OlapRef:
+    """What a view over a dorislite table needs: where the data is and the snapshot to read."""
+
+    root: str
+    db: str
+    table: str
+    schema: pa.Schema  # Arrow schema of the base columns
+    versions: dict[int, int]  # partition_id -> version
+
+
+# (db or None, table name) -> OlapRef; raises the usual unknown-table errors
+ResolveOlap = Callable[[str | None, str], OlapRef]
+
+
+@dataclass
+class SparkQuery:
+    sql: str
+    views: list[str] = field(default_factory=list)
+
+
+def _cte_names(query: exp.Expression) -> set[str]:
+    return {cte.alias for cte in query.find_all(exp.CTE)}
+
+
+def _table_refs(query: exp.Expression) -> list[exp.Table]:
+    ctes = _cte_names(query)
+    return [t for t in query.find_all(exp.Table)
+            if isinstance(t.this, dx.TableFunction) or not (not t.db and t.name in ctes)]
+
+
+def reads_data(query: exp.Expression, current_db: str | None) -> bool:
+    """True when the SELECT reads dorislite tables or files only (the Spark path); False for constant
+    SELECTs and queries over information_schema (the in-process path)."""
+    refs = _table_refs(query)
+    if not refs:
+        return False
+    for t in refs:
+        if isinstance(t.this, dx.TableFunction):
+            continue
+        if not t.db and t.name.lower() == "dual":
+            return False
+        db = (t.db or current_db or "").lower()
+        if db in VIRTUAL_DATABASES:
+            return False
+    return True
+
+
+_SPARK_TYPES: dict[str, str] = {
+    "bool": "boolean", "int8": "tinyint", "int16": "smallint", "int32": "int", "int64": "bigint",
+    "float": "float", "double": "double", "date32[day]": "date", "string": "string",
+}
+
+
+def spark_type(t: pa.DataType) -> str:
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "timestamp_ntz"  # DATETIME has no time zone
+    return _SPARK_TYPES.get(str(t), "string")
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def file_frame(spark: SparkSession, opts: FileScanOptions) -> DataFrame:
+    schema = file_schema(opts)
+    if opts.format == "parquet":
+        df = spark.read.parquet(*opts.paths)
+        return df.selectExpr(*(f"try_cast({_quote(f.name)} AS {spark_type(f.type)}) AS {_quote(f.name)}"
+                               for f in schema))
+    if opts.format == "json":
+        ddl = ", ".join(f"{_quote(f.name)} {spark_type(f.type)}" for f in schema)
+        multi = opts.strip_outer_array or not opts.read_json_by_line
+        return spark.read.schema(ddl).json(list(opts.paths), multiLine=multi)
+    return _csv_frame(spark, opts, schema)
+
+
+def _skipped_lines(opts: FileScanOptions) -> set[str]:
+    """Header / skip_lines lines of every file (read in-process: a few lines per file)."""
+    skip = opts.skip_lines + opts.header_lines
+    out: set[str] = set()
+    if skip:
+        for path in opts.paths:
+            out.update(head_lines(path, opts, skip))
+    return out
+
+
+def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) -> DataFrame:
+    # raw lines, split in the JVM: the same semantics as the in-process reader (no quoting, ragged rows
+    # NULL-filled); header and skip_lines lines are dropped by content, every file has its own
+    df = spark.read.text(list(opts.paths), lineSep=opts.line_delimiter)
+    skipped = _skipped_lines(opts)
+    if skipped:
+        df = df.where(f"value NOT IN ({', '.join(_sql_string(s) for s in sorted(skipped))})")
+    parts = f"split(value, {_sql_string(re.escape(opts.column_separator))}, -1)"
+    df = df.selectExpr(f"{parts} AS __parts")
+    exprs = []
+    for i, f in enumerate(schema):
+        raw = f"try_element_at(__parts, {i + 1})"
+        if opts.trim_double_quotes:
+            raw = f"regexp_replace({raw}, '^\"(.*)\"$', '$1')"
+        raw = f"nullif({raw}, '\\\\N')"
+        value = raw if pa.types.is_string(f.type) else f"try_cast({raw} AS {spark_type(f.type)})"
+        exprs.append(f"{value} AS {_quote(f.name)}")
+    return df.selectExpr(*exprs)
+
+
+def olap_frame(spark: SparkSession, ref: OlapRef) -> DataFrame:
+    from storage.spark.tables import encode_schema
+
+    return (spark.read.format("dorislite").option("root", ref.root).option("database", ref.db)
+            .option("table", ref.table).option("schema", encode_schema(ref.schema))
+            .option("versions", json.dumps({str(k): v for k, v in ref.versions.items()})).load())
+
+
+def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveOlap) -> SparkQuery:
+    """Create one temp view per FROM item and return the query as Spark SQL over those views."""
+    query = query.copy()
+    out = SparkQuery("")
+    tag = uuid.uuid4().hex[:8]
+    for i, table in enumerate(_table_refs(query)):
+        view = f"__dl_{tag}_{i}"
+        frame: Any
+        if isinstance(table.this, dx.TableFunction):
+            frame = file_frame(spark, options_of(table.this))
+            alias = table.alias or table.this.name
+        else:
+            frame = olap_frame(spark, resolve(table.db or None, table.name))
+            alias = table.alias or table.name
+        frame.createOrReplaceTempView(view)
+        out.views.append(view)
+        table.replace(exp.alias_(exp.to_table(view), alias, table=True))
+    out.sql = query.sql(dialect="spark")
+    return out
+
+
+def drop_views(spark: SparkSession, views: list[str]) -> None:
+    for view in views:
+        spark.catalog.dropTempView(view)
