@@ -88,6 +88,100 @@ class ScanResult:
     stats: ScanStats = field(default_factory=ScanStats)
 
 
+def staging_path(root: Path, txn_id: int) -> Path:
+    """A transaction's staging folder under a storage root (also computed by Spark tasks, which have no engine)."""
+    return Path(root) / "staging" / f"txn_{txn_id}"
+
+
+def reject_masks(table: OlapTable, data: pa.Table) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """(partition position of every row, [(reason, rows failing that check)]) with checks in Doris's order:
+    NOT NULL columns first, then "no partition for this tuple"."""
+    checks: list[tuple[str, np.ndarray]] = []
+    for col in table.columns:
+        if not col.nullable:
+            nulls = data.column(col.name).is_null().to_numpy(zero_copy_only=False)
+            if nulls.any():
+                checks.append((f"null value for not null column, column={col.name}", nulls))
+    positions = route_partitions(table, data)
+    checks.append(("no partition for this tuple", positions == NO_PARTITION))
+    return positions, checks
+
+
+def write_staged_rowset(staging: Path, tablet: Tablet, index: MaterializedIndexMeta, rows: pa.Table,
+                        max_segment_bytes: int, presorted: bool = False) -> StagedRowset | None:
+    """Shape `rows` for the index (unless `presorted`: already projected, sorted and aggregated) and write
+    its segments into `staging`/<tablet_id>/ (a transaction's staging folder)."""
+    data = rows if presorted else build_memtable(rows, index)
+    if data.num_rows == 0:
+        return None
+    rowset_id = uuid.uuid4().hex
+    stage = staging / str(tablet.tablet_id)
+    stage.mkdir(parents=True, exist_ok=True)
+    infos = write_segments(stage, rowset_id, data, len(key_column_names(index)), index.short_key_column_count,
+                           max_segment_bytes)
+    return StagedRowset(tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id,
+                        num_rows=data.num_rows, num_segments=len(infos),
+                        data_size=sum(i.data_size for i in infos))
+
+
+def _base_memtable(rows: pa.Table, index: MaterializedIndexMeta) -> pa.Table:
+    """build_memtable for rows already sorted by the base index's keys (the Spark path sorts them in the
+    shuffle): project + aggregate, skipping a second sort."""
+    by_lower = {name.lower(): name for name in rows.column_names}
+    projected = rows.select([by_lower[c.name.lower()] for c in index.columns])
+    return aggregate_index(projected.rename_columns([c.name for c in index.columns]), index).combine_chunks()
+
+
+def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[int, int, int], Tablet],
+                      rows: pa.Table, positions: np.ndarray, max_segment_bytes: int, *,
+                      random_bucket: int | None = None,
+                      base_sorted: bool = False) -> tuple[list[StagedRowset], list[int]]:
+    """The load write path shared by the in-process load and Spark tasks: bucket the rows (partition
+    positions already routed), build each touched tablet's memtable for every index and write its staged
+    rowset into `staging`. `tablets` maps (partition_id, index_id, bucket) -> Tablet. For RANDOM
+    distribution `random_bucket` (a Spark task's partition number) pins the task's rows to one bucket per
+    partition instead of round robin; `base_sorted` says rows are already sorted by the base keys."""
+    if rows.num_rows == 0:
+        return [], []
+    dist = table.distribution
+    hashes = spark_hash([rows.column(c) for c in dist.columns]) if dist.type.upper() == "HASH" else None
+    buckets = np.zeros(rows.num_rows, dtype=np.int64)
+    for pos in np.unique(positions):
+        sel = positions == pos
+        n_buckets = table.partitions[pos].buckets
+        if hashes is not None:
+            buckets[sel] = pmod(hashes[sel], n_buckets)
+        elif random_bucket is not None:
+            buckets[sel] = random_bucket % n_buckets
+        else:
+            buckets[sel] = random_buckets(int(sel.sum()), n_buckets)
+    max_buckets = max(p.buckets for p in table.partitions)
+    group = positions * max_buckets + buckets
+    order = np.argsort(group, kind="stable")  # stable: load order (and a presorted order) survives
+    sorted_groups = group[order]
+    cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
+    staged: list[StagedRowset] = []
+    touched: set[int] = set()
+    for idx in np.split(order, cuts):
+        g = int(group[idx[0]])
+        partition = table.partitions[g // max_buckets]
+        bucket = g % max_buckets
+        part_rows = rows if len(idx) == rows.num_rows else rows.take(pa.array(idx))
+        touched.add(partition.partition_id)
+        for index in table.indexes:
+            tablet = tablets.get((partition.partition_id, index.index_id, bucket))
+            if tablet is None:
+                raise doris_error(f"tablet for partition {partition.name} bucket {bucket} not found")
+            if base_sorted and index.index_id == table.base_index_id:
+                rs = write_staged_rowset(staging, tablet, index, _base_memtable(part_rows, index),
+                                         max_segment_bytes, presorted=True)
+            else:
+                rs = write_staged_rowset(staging, tablet, index, part_rows, max_segment_bytes)
+            if rs is not None:
+                staged.append(rs)
+    return staged, sorted(touched)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -97,16 +191,22 @@ def _fsync_dir(path: Path) -> None:
 
 
 class StorageEngine:
-    def __init__(self, root: Path, config: Mapping[str, str] | None = None) -> None:
+    def __init__(self, root: Path, config: Mapping[str, str] | None = None, *,
+                 catalog: Catalog | None = None) -> None:
+        """`catalog` given: a reader over an existing root (Spark read tasks, a user's PySpark code next to a
+        running server) that creates nothing and only uses the catalog it was handed (opened read-only)."""
         self.root = Path(root)
         self.config = dict(config or {})
-        self.root.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.root / "data"
         self.staging_root = self.root / "staging"
-        self.data_dir.mkdir(exist_ok=True)
-        self.staging_root.mkdir(exist_ok=True)
-        self.catalog = Catalog(self.root)
-        self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
+        if catalog is not None:
+            self.catalog = catalog
+        else:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(exist_ok=True)
+            self.staging_root.mkdir(exist_ok=True)
+            self.catalog = Catalog(self.root)
+            self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
         self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
 
@@ -146,7 +246,7 @@ class StorageEngine:
 
     def staging_dir(self, txn_id: int) -> Path:
         """Where a transaction's writers (in-process or Spark tasks) put segment files before publish."""
-        return self.staging_root / f"txn_{txn_id}"
+        return staging_path(self.root, txn_id)
 
     def _remove_tablet_dirs(self, tablet_ids: list[int]) -> None:
         for tablet_id in tablet_ids:
@@ -170,7 +270,7 @@ class StorageEngine:
         try:
             keep, filtered, reason = self._filter_rows(current, data)
             if filtered and strict:
-                raise doris_error(f"{STRICT_MODE_FILTERED}. Reason: {reason}", 5025, "HY000")
+                raise doris_error(f"{STRICT_MODE_FILTERED}. Reason: {reason}", 1105, "HY000")
             if filtered and filtered == data.num_rows:
                 raise doris_error("all partitions have no load data", 1064, "HY000")
             positions = keep[1]
@@ -193,74 +293,33 @@ class StorageEngine:
     @staticmethod
     def _filter_rows(table: OlapTable, data: pa.Table) -> tuple[tuple[np.ndarray, np.ndarray], int, str]:
         """((keep mask, partition position of kept rows), number filtered, first reason)."""
-        n = data.num_rows
-        keep = np.ones(n, dtype=bool)
+        positions, checks = reject_masks(table, data)
+        keep = np.ones(data.num_rows, dtype=bool)
         reason = ""
-        for col in table.columns:
-            if not col.nullable:
-                nulls = data.column(col.name).is_null().to_numpy(zero_copy_only=False)
-                if nulls.any():
-                    reason = reason or f"null value for not null column, column={col.name}"
-                    keep &= ~nulls
-        positions = route_partitions(table, data)
-        no_partition = positions == NO_PARTITION
-        if (no_partition & keep).any():
-            reason = reason or "no partition for this tuple"
-            keep &= ~no_partition
-        filtered = int(n - keep.sum())
+        for why, failed in checks:
+            if (failed & keep).any():
+                reason = reason or why
+                keep &= ~failed
+        filtered = int(data.num_rows - keep.sum())
         return (keep, positions[keep]), filtered, reason
+
+    def tablet_map(self, table: OlapTable) -> dict[tuple[int, int, int], Tablet]:
+        """(partition_id, index_id, bucket) -> Tablet of every tablet of `table`."""
+        return {(t.partition_id, t.index_id, t.bucket): t for t in self.catalog.tablets(table.table_id)}
 
     def _write_load(self, txn_id: int, table: OlapTable, rows: pa.Table,
                     positions: np.ndarray) -> tuple[list[StagedRowset], list[int]]:
         """Bucket the rows and write one staged rowset per touched tablet of every index."""
         if rows.num_rows == 0:
             return [], []
-        dist = table.distribution
-        hashes = spark_hash([rows.column(c) for c in dist.columns]) if dist.type.upper() == "HASH" else None
-        buckets = np.zeros(rows.num_rows, dtype=np.int64)
-        for pos in np.unique(positions):
-            sel = positions == pos
-            n_buckets = table.partitions[pos].buckets
-            buckets[sel] = pmod(hashes[sel], n_buckets) if hashes is not None else random_buckets(int(sel.sum()),
-                                                                                                  n_buckets)
-        max_buckets = max(p.buckets for p in table.partitions)
-        group = positions * max_buckets + buckets
-        order = np.argsort(group, kind="stable")  # stable: load order survives for REPLACE
-        sorted_groups = group[order]
-        cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
-        tablets = {(t.partition_id, t.index_id, t.bucket): t for t in self.catalog.tablets(table.table_id)}
-        staged: list[StagedRowset] = []
-        touched: set[int] = set()
-        for idx in np.split(order, cuts):
-            g = int(group[idx[0]])
-            partition = table.partitions[g // max_buckets]
-            bucket = g % max_buckets
-            part_rows = rows.take(pa.array(idx))
-            touched.add(partition.partition_id)
-            for index in table.indexes:
-                tablet = tablets.get((partition.partition_id, index.index_id, bucket))
-                if tablet is None:
-                    raise doris_error(f"tablet for partition {partition.name} bucket {bucket} not found")
-                rs = self.write_rowset(txn_id, tablet, index, part_rows)
-                if rs is not None:
-                    staged.append(rs)
-        return staged, sorted(touched)
+        return write_routed_rows(self.staging_dir(txn_id), table, self.tablet_map(table), rows, positions,
+                                 self.max_segment_bytes)
 
     def write_rowset(self, txn_id: int, tablet: Tablet, index: MaterializedIndexMeta, rows: pa.Table,
                      presorted: bool = False) -> StagedRowset | None:
         """Shape `rows` for the index (unless `presorted`: already projected, sorted and aggregated) and
         write its segments into the transaction's staging folder."""
-        data = rows if presorted else build_memtable(rows, index)
-        if data.num_rows == 0:
-            return None
-        rowset_id = uuid.uuid4().hex
-        stage = self.staging_dir(txn_id) / str(tablet.tablet_id)
-        stage.mkdir(parents=True, exist_ok=True)
-        infos = write_segments(stage, rowset_id, data, len(key_column_names(index)), index.short_key_column_count,
-                               self.max_segment_bytes)
-        return StagedRowset(tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id,
-                            num_rows=data.num_rows, num_segments=len(infos),
-                            data_size=sum(i.data_size for i in infos))
+        return write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes, presorted)
 
     def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int]) -> dict[int, int]:
         """Move staged files into their tablets' folders, then publish every rowset in one catalog commit."""
