@@ -33,21 +33,19 @@ def parse(text: str) -> list[st.Statement]:
         raise _syntax_error(e, text) from None
     except RecursionError:
         raise parse_error("errCode = 2, detailMessage = Syntax error: statement is nested too deeply") from None
-    return [
-        to_statement(e)
-        for e in expressions
-        if e is not None and not isinstance(e, exp.Semicolon)
-    ]
+    statements = [e for e in expressions if e is not None and not isinstance(e, exp.Semicolon)]
+    source = text.strip().rstrip(";") if len(statements) == 1 else None
+    return [to_statement(e, source) for e in statements]
 
 
-def to_statement(expression: exp.Expr) -> st.Statement:
+def to_statement(expression: exp.Expr, source: str | None = None) -> st.Statement:
     for cls in type(expression).__mro__:
         builder = _BUILDERS.get(cls)
         if builder is not None:
             return builder(expression)
     if isinstance(expression, (exp.Condition, exp.Alias, exp.Identifier)):
-        # a bare expression is not a statement (`SELEC 1` may parse as `SELEC AS 1`)
-        raise _syntax_error_at(expression.sql(dialect=_DIALECT))
+        # a bare expression is not a statement (`SELEC 1` may parse as `SELEC AS 1`): echo what was typed
+        raise _syntax_error_at(source or expression.sql(dialect=_DIALECT))
     raise unsupported(expression.key.upper())
 
 
@@ -101,6 +99,18 @@ def expand_executable_comments(text: str) -> str:
 # -- errors -------------------------------------------------------------------------------------------
 
 
+_TOKEN_REPR = re.compile(r"<Token token_type: TokenType\.(\w+), text: ([^,]*),[^>]*>")
+_CLASS_REPR = re.compile(r"<class '(?:[\w]+\.)*(\w+)'>")
+
+
+def _clean(description: str) -> str:
+    """sqlglot's descriptions without its internals: token and class reprs become plain words."""
+    text = _ANSI.sub("", description)
+    text = _TOKEN_REPR.sub(lambda m: "EOF" if m.group(1) == "SENTINEL" else f"'{m.group(2)}'", text)
+    text = _CLASS_REPR.sub(lambda m: m.group(1).upper(), text)
+    return text.replace("Required keyword: 'this' missing for", "Incomplete")
+
+
 def _syntax_error(error: SqlglotError, text: str) -> SqlError:
     if isinstance(error, ParseError) and error.errors:
         first = error.errors[0]
@@ -111,11 +121,10 @@ def _syntax_error(error: SqlglotError, text: str) -> SqlError:
         col = max((first.get("col") or 1) - len(highlight), 0)
         detail = (
             f"Syntax error in line {line_no}:\n{line}\n{' ' * col}^\n"
-            f"Encountered: {highlight or 'EOF'}\n{_ANSI.sub('', first.get('description') or '')}"
+            f"Encountered: {highlight or 'EOF'}\n{_clean(first.get('description') or '')}"
         )
         return parse_error(f"errCode = 2, detailMessage = {detail}")
-    message = _ANSI.sub("", str(error))
-    return parse_error(f"errCode = 2, detailMessage = Syntax error in line 1:\n{message}")
+    return parse_error(f"errCode = 2, detailMessage = Syntax error in line 1:\n{text}\n{_clean(str(error))}")
 
 
 def _syntax_error_at(statement_text: str) -> SqlError:
@@ -611,9 +620,17 @@ def _alter(node: exp.Alter) -> st.Statement:
 def _command(node: exp.Command) -> st.Statement:
     head = str(node.this).upper()
     rest = str(node.args.get("expression") or "").split()
-    if head == "SET":  # sqlglot could not read the assignments
-        raise _syntax_error_at(f"SET {' '.join(rest)}")
-    raise unsupported(" ".join([head, *rest[:1]]).upper())
+    kind = " ".join([head, *rest[:1]]).upper()
+    if head == "SET" or head in _SUPPORTED_HEADS or kind in _SUPPORTED_HEADS:
+        # a statement we support that sqlglot could not read whole: a syntax error, not "unsupported"
+        raise _syntax_error_at(f"{head} {' '.join(rest)}".strip())
+    raise unsupported(kind)
+
+
+_SUPPORTED_HEADS = frozenset({
+    "CREATE DATABASE", "CREATE SCHEMA", "CREATE TABLE", "DROP DATABASE", "DROP SCHEMA", "DROP TABLE",
+    "TRUNCATE", "INSERT", "SELECT", "WITH", "USE", "DESC", "DESCRIBE", "KILL",
+})
 
 
 _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
