@@ -73,7 +73,7 @@ from storage.spark.tables import (
 )
 from storage.spark.task_writer import WriteTask
 
-__all__ = ["DorisLiteDataSource", "SparkLoadResult", "run_spark_load", "spark_load_progress"]
+__all__ = ["DorisLiteDataSource", "SparkLoadResult", "register", "run_spark_load", "spark_load_progress"]
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +123,11 @@ class DorisLiteDataSource(DataSource):
         if overwrite:
             raise StorageError("the dorislite data source only appends (INSERT OVERWRITE is not a Spark write)")
         return DorisLiteWriter(dict(self.options))
+
+
+def register(spark: Any) -> None:
+    """Make `spark.read.format("dorislite")` work in any SparkSession (a user's own PySpark code)."""
+    spark.dataSource.register(DorisLiteDataSource)
 
 
 # ------------------------------------------------------------------ read

@@ -39,12 +39,18 @@ _startup_seconds: float | None = None
 
 
 def _local_zone() -> str:
-    """The server's time zone name (Spark's session zone must match what the server shows users)."""
-    try:
-        import tzlocal  # optional
+    """The server's time zone name (Spark's session zone must match what the server shows users):
+    $TZ, else the zoneinfo name /etc/localtime points to, else the current UTC offset."""
+    import os
+    from pathlib import Path
 
-        return str(tzlocal.get_localzone_name())
-    except Exception:  # noqa: BLE001 - any failure: fall back to the offset below
+    if os.environ.get("TZ"):
+        return os.environ["TZ"].lstrip(":")
+    try:
+        target = str(Path("/etc/localtime").resolve())
+        if "zoneinfo/" in target:
+            return target.split("zoneinfo/", 1)[1]
+    except OSError:
         pass
     offset = -time.altzone if time.daylight and time.localtime().tm_isdst else -time.timezone
     sign = "+" if offset >= 0 else "-"

@@ -281,3 +281,32 @@ def test_crash_between_tasks_and_commit_leaves_nothing(spark, engine: StorageEng
     finally:
         restarted.close()
         engine.catalog = StorageEngine(engine.root).catalog  # the fixture closes it again
+
+
+def test_retried_task_attempts_count_once(engine: StorageEngine) -> None:
+    """A re-run attempt of a Spark partition replaces its predecessor's manifest: one per partition, and
+    only the surviving attempt's rowsets are committed (no Spark needed: the task code runs directly)."""
+    from storage.spark.task_writer import WriteTask, read_manifests
+
+    table = engine.catalog.create_table("db", table_spec("retry", KEYS_DUP))
+    txn_id = engine.catalog.begin_txn(table.db_id, table.table_id)
+    task = WriteTask(root=str(engine.root), txn_id=txn_id, table=table, tablets=engine.tablet_map(table),
+                     target=SCHEMA, max_segment_bytes=1 << 30)
+    data = make_rows(100, 9, KEYS_DUP)
+    first = task.run(data.to_batches(), spark_partition=0, attempt=0)
+    second = task.run(data.to_batches(), spark_partition=0, attempt=1)
+    manifests = read_manifests(engine.root, txn_id)
+    assert [(m.spark_partition, m.attempt) for m in manifests] == [(0, 1)]
+    assert {s.rowset_id for s in manifests[0].staged} == {s.rowset_id for s in second.staged}
+    engine.commit(txn_id, manifests[0].staged, sorted({s.partition_id for s in second.staged}))
+    assert scan(engine, table).num_rows == second.loaded_rows == first.loaded_rows
+    assert not engine.staging_dir(txn_id).exists()  # the first attempt's files went with the staging folder
+
+
+def test_spark_conf_comes_from_fe_conf() -> None:
+    from storage.spark.session import spark_conf
+
+    conf = spark_conf({"spark_master": "spark://h:7077", "spark.executor.memory": "3g", "other": "x"})
+    assert conf["spark.master"] == "spark://h:7077" and conf["spark.executor.memory"] == "3g"
+    assert conf["spark.ui.enabled"] == "false" and "other" not in conf
+    assert spark_conf({})["spark.master"] == "local[*]" and spark_conf({})["spark.driver.memory"] == "2g"
