@@ -7,10 +7,10 @@ the builder verbatim (so `spark.executor.memory`, `spark.sql.shuffle.partitions`
 With a cluster master the storage root must be on a filesystem every executor sees at the same path:
 tasks write segments straight into the transaction's staging folder.
 
-Cost (measured on the 2-core test machine, local[2]): the first `spark_session()` call takes about 7–9 s
+Cost (measured on the 2-core test machine, local[2]): the first `spark_session()` call takes 4.6–8 s
 (JVM start + Spark context; see `last_startup_seconds()`), the first job about 3–4 s more, a warm small job
 0.2–0.3 s. The JVM's heap is capped by `spark_driver_memory` (2 GB by default); its resident size is
-about 0.5 GB idle and 0.7–1 GB after a multi-million-row load. `stop_spark()` gives it all back.
+about 0.5 GB idle and 1.3 GB after a 5M-row load. `stop_spark()` gives it all back.
 """
 
 from __future__ import annotations
