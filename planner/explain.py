@@ -1,4 +1,11 @@
-"""EXPLAIN text in Doris's layout (fragments, operators parent-first, OlapScanNode details)."""
+"""EXPLAIN text in Doris's layout (doris-reference.md §4): one fragment on a single node, operators parent
+first (PlanNode.getExplainString: details under `|  ` when a node has children, the right child of a
+join under `|----`), slots as `name[#id]`, and OlapScanNode's lines read from the decisions the rewrite
+rules recorded on the scan's source (the same object the physical scan reads).
+
+Levels: plain and VERBOSE print the fragment (VERBOSE adds `tuple ids` and the `Tuples:` section); the
+`... PLAN` levels print the rewritten logical plan as a tree; GRAPH / MEMO / TREE / DUMP are refused.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +25,19 @@ from planner.logical import (
     LogicalSort,
     LogicalUnion,
     LogicalValues,
+    explain_tree,
 )
 from planner.olap_source import OlapTableSource
 from planner.query import plan_query
-from storage.catalog.model import KEYS_DUP
+from planner.rules.olap_scans import aggregate_text, doris_sql, slot_text
+from planner.rules.select_rollup import IndexStats
+from sql.errors import analysis_error
+from sql.types import parse_type
+
+PLAN_LEVELS = {"PLAN", "PARSED PLAN", "ANALYZED PLAN", "REWRITTEN PLAN", "LOGICAL PLAN", "OPTIMIZED PLAN",
+               "PHYSICAL PLAN", "SHAPE PLAN", "ALL PLAN", "DISTRIBUTED PLAN"}
+UNSUPPORTED_LEVELS = {"GRAPH", "MEMO PLAN", "TREE", "DUMP"}
+MAX_TABLETS_SHOWN = 3
 
 
 @dataclass
@@ -30,86 +46,113 @@ class _Node:
     details: list[str]
     children: list[_Node] = field(default_factory=list)
     node_id: int = 0
-
-
-def _predicate_text(scan: LogicalScan) -> str:
-    parts = []
-    for p in scan.predicates:
-        if p.values:
-            values = ", ".join(repr(v) if isinstance(v, str) else str(v) for v in p.values)
-            rhs = f"({values})" if p.op.value in ("in", "not in") else values
-            parts.append(f"({p.column} {p.op.value.upper()} {rhs})")
-        else:
-            parts.append(f"({p.column} {p.op.value.upper()})")
-    return " AND ".join(parts)
-
-
-def _scan_node(scan: LogicalScan, aggregated: bool) -> _Node:
-    source = scan.source
-    if not isinstance(source, OlapTableSource):
-        return _Node("VSCAN", [f"TABLE: {source.name}", f"cardinality={source.schema and -1}"])
-    table = source.table
-    if table.keys_type == KEYS_DUP or aggregated:
-        preagg = "PREAGGREGATION: ON"
-    else:
-        preagg = "PREAGGREGATION: OFF. Reason: No aggregate on scan."
-    tablets = source.engine.catalog.tablets(table.table_id, index_id=table.base_index_id)
-    ids = [str(t.tablet_id) for t in tablets]
-    shown = ",".join(ids[:3]) + (" ..." if len(ids) > 3 else "")
-    rows = sum(p.row_count for p in table.partitions)
-    details = [f"TABLE: {source.db_name}.{table.name}({table.name}), {preagg}"]
-    if scan.predicates:
-        details.append(f"PREDICATES: {_predicate_text(scan)}")
-    names = ",".join(p.name for p in table.partitions)
-    details += [
-        f"partitions={len(table.partitions)}/{len(table.partitions)} ({names})",
-        f"tablets={len(ids)}/{len(ids)}, tabletList={shown}",
-        f"cardinality={rows}, avgRowSize=0.0, numNodes=1",
-        "pushAggOp=NONE",
-    ]
-    return _Node("VOlapScanNode", details)
+    scans: list[LogicalScan] = field(default_factory=list)  # for the VERBOSE Tuples section
 
 
 def _sql(e: exp.Expression) -> str:
-    return e.sql(dialect="mysql")
+    return doris_sql(e)
 
 
-def _build(plan: LogicalPlan, aggregated: bool = False) -> _Node:
+def _partition_text(source: OlapTableSource) -> str:
+    table = source.table
+    selected = sorted(source.selected_partition_ids)
+    by_id = {p.partition_id: p.name for p in table.partitions}
+    names = ",".join(by_id[pid] for pid in selected if pid in by_id)
+    return f"partitions={len(selected)}/{len(table.partitions)} ({names})"
+
+
+def _tablet_text(source: OlapTableSource, stats: IndexStats) -> str:
+    index_id = source.index.index_id
+    total = [t.tablet_id for t in stats.tablets.get(index_id, [])]
+    chosen = list(source.tablet_ids) if source.tablet_ids is not None else total
+    shown = ",".join(str(t) for t in chosen[:MAX_TABLETS_SHOWN])
+    more = " ..." if len(chosen) > MAX_TABLETS_SHOWN else ""
+    return f"tablets={len(chosen)}/{len(total)}, tabletList={shown}{more}"
+
+
+def preaggregation_text(source: OlapTableSource) -> str:
+    if source.preaggregation_on:
+        return "PREAGGREGATION: ON"
+    reason = source.preaggregation_reason or "Pre-aggregation was not decided (rule preaggregation disabled)."
+    return f"PREAGGREGATION: OFF. Reason: {reason}"
+
+
+def _olap_scan(scan: LogicalScan, source: OlapTableSource, condition: exp.Expression | None) -> _Node:
+    table = source.table
+    stats = IndexStats.of(source)
+    details = [f"TABLE: {source.db_name}.{table.name}({source.index.name}), {preaggregation_text(source)}"]
+    for rewrite in source.rewrites:  # dorislite: exact aggregate rewrites beyond Doris's check
+        details.append(f"PREAGGREGATION REWRITE: {rewrite}")
+    if condition is not None:
+        details.append(f"PREDICATES: {_sql(condition)}")
+    cardinality = source.cardinality if source.cardinality is not None else stats.rows(source.index.index_id)
+    details += [
+        _partition_text(source),
+        _tablet_text(source, stats),
+        f"cardinality={cardinality}, avgRowSize=0.0, numNodes=1",
+        "pushAggOp=NONE",
+    ]
+    return _Node("VOlapScanNode", details, scans=[scan])
+
+
+def _scan_node(scan: LogicalScan, condition: exp.Expression | None = None) -> _Node:
+    source = scan.source
+    if isinstance(source, OlapTableSource):
+        return _olap_scan(scan, source, condition)
+    details = [f"TABLE: {source.name}"]
+    if condition is not None:
+        details.append(f"PREDICATES: {_sql(condition)}")
+    return _Node("VSCAN", details, scans=[scan])
+
+
+def _build(plan: LogicalPlan) -> _Node:
     if isinstance(plan, LogicalScan):
-        return _scan_node(plan, aggregated)
+        return _scan_node(plan)
     if isinstance(plan, LogicalValues):
         return _Node("VUNION", [f"constant exprs: {plan.table.num_rows} rows"])
     if isinstance(plan, LogicalFilter):
-        child = _build(plan.input, aggregated)
-        if not (isinstance(plan.input, LogicalScan) and plan.input.predicates):  # else PREDICATES shows it
-            child.details.insert(1, f"predicates: {_sql(plan.condition)}")
+        if isinstance(plan.input, LogicalScan):  # the scan evaluates the whole WHERE as its conjuncts
+            return _scan_node(plan.input, plan.condition)
+        child = _build(plan.input)
+        child.details.insert(0, f"predicates: {_sql(plan.condition)}")
         return child
     if isinstance(plan, LogicalProject):
-        return _build(plan.input, aggregated)
+        child = _build(plan.input)
+        if any(not isinstance(e, exp.Column) for _, e in plan.exprs):  # not a mere renaming
+            projections = ", ".join(_sql(e) for _, e in plan.exprs)
+            child.details.append(f"final projections: {projections}")
+        return child
     if isinstance(plan, LogicalAggregate):
-        calls = ", ".join(f"{a.func}({', '.join(a.args)})" for a in plan.aggregates)
-        return _Node("VAGGREGATE (update finalize)",
-                     [f"output: {calls}", f"group by: {', '.join(plan.keys)}"],
-                     [_build(plan.input, True)])
+        calls = ", ".join(f"{aggregate_text(a.func, a.distinct, tuple(exp.column(x) for x in a.args), with_ids=True)}"
+                          f"[#{a.out.rsplit('#', 1)[-1]}]" for a in plan.aggregates)
+        keys = ", ".join(slot_text(k) for k in plan.keys)
+        return _Node("VAGGREGATE (update finalize)", [f"output: {calls}", f"group by: {keys}", "sortByGroupKey:false"],
+                     [_build(plan.input)])
     if isinstance(plan, LogicalSort):
-        keys = ", ".join(f"{k.column} {'ASC' if k.ascending else 'DESC'}" for k in plan.keys)
-        return _Node("VSORT", [f"order by: {keys}"], [_build(plan.input, aggregated)])
+        keys = ", ".join(f"{slot_text(k.column)} {'ASC' if k.ascending else 'DESC'}" for k in plan.keys)
+        return _Node("VSORT", [f"order by: {keys}", "algorithm: full sort"], [_build(plan.input)])
     if isinstance(plan, LogicalLimit):
-        child = _build(plan.input, aggregated)
+        child = _build(plan.input)
         if child.label == "VSORT":
             child.label = "VTOP-N"
-            child.details += [f"offset: {plan.offset}", f"limit: {plan.limit}"]
+            child.details = [child.details[0], f"offset: {plan.offset}", f"limit: {plan.limit}"]
             return child
-        child.details.append(f"limit: {plan.limit}")
+        if plan.offset:
+            child.details.append(f"offset: {plan.offset}")
+        if plan.limit is not None:
+            child.details.append(f"limit: {plan.limit}")
         return child
     if isinstance(plan, LogicalJoin):
         conjuncts = ", ".join(f"({_sql(a)} = {_sql(b)})" for a, b in zip(plan.left_keys, plan.right_keys,
                                                                           strict=True))
-        return _Node("VHASH JOIN", [f"join op: {plan.kind.upper()} JOIN(BROADCAST)[]",
-                                    f"equal join conjunct: {conjuncts}"],
-                     [_build(plan.left, aggregated), _build(plan.right, aggregated)])
+        details = [f"join op: {plan.kind.upper()} JOIN(BROADCAST)[]"]
+        if conjuncts:
+            details.append(f"equal join conjunct: {conjuncts}")
+        if plan.residual is not None:
+            details.append(f"other join predicates: {_sql(plan.residual)}")
+        return _Node("VHASH JOIN", details, [_build(plan.left), _build(plan.right)])
     if isinstance(plan, LogicalUnion):
-        return _Node("VUNION", [], [_build(p, aggregated) for p in plan.inputs])
+        return _Node("VUNION", [], [_build(p) for p in plan.inputs])
     return _Node(type(plan).__name__, [])
 
 
@@ -120,27 +163,71 @@ def _number(node: _Node, counter: list[int]) -> None:
     counter[0] += 1
 
 
-def _render(node: _Node, lines: list[str], indent: str) -> None:
-    suffix = f"({node.node_id})" if node.label == "VOlapScanNode" else ""
-    lines.append(f"{indent}{node.node_id}:{node.label}{suffix}")
-    for d in node.details:
-        lines.append(f"{indent}   {d}")
-    for i, child in enumerate(node.children):
-        if i > 0:
-            lines.append(f"{indent}|")
-            _render(child, lines, indent + "|----")
-        else:
-            lines.append(f"{indent}|")
-            _render(child, lines, indent)
+def _render(node: _Node, lines: list[str], root_prefix: str, prefix: str, verbose: bool) -> None:
+    """Doris's PlanNode.getExplainString: header at root_prefix, details at prefix + `|  ` (or three
+    spaces for a leaf), then children: the later ones under `|----`, the first one last at `prefix`."""
+    detail_prefix = prefix + ("|  " if node.children else "   ")
+    lines.append(f"{root_prefix}{node.node_id}:{node.label}({node.node_id})")
+    lines += [f"{detail_prefix}{d}" for d in node.details]
+    if verbose:
+        lines.append(f"{detail_prefix}tuple ids: {node.node_id} ")
+    if not node.children:
+        return
+    lines.append(detail_prefix)
+    for child in node.children[1:]:
+        _render(child, lines, prefix + "|----", prefix + "|    ", verbose)
+        lines.append(prefix + "|    ")
+    _render(node.children[0], lines, prefix, prefix, verbose)
+
+
+def _tuples(root: _Node) -> list[str]:
+    """VERBOSE's trailing section: one TupleDescriptor per scan with its slots."""
+    lines = ["", "Tuples:"]
+
+    def visit(node: _Node) -> None:
+        for child in node.children:
+            visit(child)
+        for scan in node.scans:
+            lines.append(f"TupleDescriptor{{id={node.node_id}, tbl={scan.source.name}}}")
+            schema = scan.source.schema
+            for name, cid in scan.columns:
+                f = schema.field(name)
+                slot = cid.rsplit("#", 1)[-1]
+                lines.append(f"  SlotDescriptor{{id={slot}, col={name}, colUniqueId={schema.get_field_index(name)}, "
+                             f"type={_type_text(scan, name)}, nullable={str(f.nullable).lower()}, "
+                             "isAutoIncrement=false, subColPath=null}")
+
+    visit(root)
+    return lines
+
+
+def _type_text(scan: LogicalScan, name: str) -> str:
+    source = scan.source
+    if isinstance(source, OlapTableSource):
+        col = source.table.column(name)
+        if col is not None:
+            return parse_type(col.type).name.lower()
+    return str(source.schema.field(name).type)
 
 
 def explain_query(query: exp.Expression, ctx: QueryContext, level: str | None = None) -> list[str]:
+    level = (level or "").upper() or None
+    if level in UNSUPPORTED_LEVELS:
+        raise analysis_error(f"EXPLAIN {level} is not supported; use EXPLAIN, EXPLAIN VERBOSE or "
+                             "EXPLAIN <PARSED|ANALYZED|REWRITTEN|OPTIMIZED|PHYSICAL|SHAPE|ALL> PLAN", 1235, "42000")
+    if level is not None and level != "VERBOSE" and level not in PLAN_LEVELS:
+        raise analysis_error(f"Unknown EXPLAIN level: {level}", 1235, "42000")
     bound = plan_query(query, ctx)
+    if level in PLAN_LEVELS:
+        return [f"========== {level} ==========", *explain_tree(bound.plan).splitlines()]
+    verbose = level == "VERBOSE"
     root = _build(bound.plan)
     _number(root, [0])
     lines = ["PLAN FRAGMENT 0", "  OUTPUT EXPRS:"]
-    lines += [f"    {name}" for name in bound.names]
+    lines += [f"    {slot_text(i, {i: n})}" for i, n in zip(bound.plan.output, bound.names, strict=True)]
     lines += ["  PARTITION: UNPARTITIONED", "", "  HAS_COLO_PLAN_NODE: false", "",
               "  VRESULT SINK", "     MYSQL_PROTOCAL", ""]
-    _render(root, lines, "  ")
+    _render(root, lines, "  ", "  ", verbose)
+    if verbose:
+        lines += _tuples(root)
     return lines

@@ -1,4 +1,10 @@
-"""An OLAP table as a planner TableSource: column pruning and predicate pushdown into the tablet scan."""
+"""An OLAP table as a planner TableSource: column pruning and predicate pushdown into the tablet scan.
+
+The rewrite rules (planner/rules/: prune_partitions, prune_buckets, preaggregation, select_rollup) record
+their decisions here, on a copy of the source the LogicalScan carries, so the physical scan and EXPLAIN
+read the very same decision: selected partitions and buckets, the chosen materialized index, the
+PREAGGREGATION verdict with Doris's reason, and the tablets / cardinality that follow from them.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import pyarrow as pa
 
 from sql.errors import analysis_error
 from sql.types import parse_type
-from storage.catalog.model import OlapTable
+from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
 from storage.engine import ScanRequest, StorageEngine
 from storage.predicate import ColumnPredicate
 from storage.stats import ScanStats
@@ -33,7 +39,19 @@ class OlapTableSource:
         self.name = self.table.name
         self.schema = arrow_schema(self.table)
 
-    partition_ids: tuple[int, ...] | None = None  # `FROM t PARTITION (p, ...)`
+    # `FROM t PARTITION (p, ...)`, narrowed further by prune_partitions; None = every partition
+    partition_ids: tuple[int, ...] | None = None
+    # prune_buckets: partition_id -> bucket numbers that can hold matching rows; None = every bucket
+    buckets: dict[int, tuple[int, ...]] | None = None
+    # preaggregation: True = the query's aggregation makes merge-on-read unnecessary (PREAGGREGATION: ON);
+    # None = not decided (rule disabled or no OLAP aggregate semantics known): merge, as OFF does
+    preaggregation: bool | None = None
+    preaggregation_reason: str = ""
+    rewrites: tuple[str, ...] = ()  # exact aggregate rewrites beyond Doris's check, shown by EXPLAIN
+    # select_rollup: the chosen materialized index (None = base), the tablets read and the row estimate
+    index_id: int | None = None
+    tablet_ids: tuple[int, ...] | None = None
+    cardinality: int | None = None
 
     def restrict_partitions(self, names: Sequence[str]) -> OlapTableSource:
         ids = []
@@ -44,12 +62,44 @@ class OlapTableSource:
             ids.append(partition.partition_id)
         return replace(self, partition_ids=tuple(ids))
 
+    # -- what the decisions mean -------------------------------------------------------------------
+
+    @property
+    def index(self) -> MaterializedIndexMeta:
+        if self.index_id is None:
+            return self.table.base_index
+        return next(i for i in self.table.indexes if i.index_id == self.index_id)
+
+    @property
+    def selected_partition_ids(self) -> tuple[int, ...]:
+        if self.partition_ids is None:
+            return tuple(p.partition_id for p in self.table.partitions)
+        return self.partition_ids
+
+    @property
+    def merge_on_write(self) -> bool:
+        return self.table.keys_type == KEYS_UNIQUE and \
+            self.table.props.get("enable_unique_key_merge_on_write") == "true"
+
+    @property
+    def preaggregation_on(self) -> bool:
+        """What EXPLAIN prints: DUPLICATE and UNIQUE merge-on-write tables are always ON in Doris."""
+        return self.table.keys_type == KEYS_DUP or self.merge_on_write or bool(self.preaggregation)
+
+    @property
+    def merge(self) -> bool:
+        """Merge-on-read unless the verdict says the query's aggregation makes it unnecessary. A
+        merge-on-write table is stored merge-on-read here, so it merges like UNIQUE unless the same
+        check passes."""
+        return self.table.keys_type != KEYS_DUP and not self.preaggregation
+
     def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate]) -> pa.Table:
         if self.versions is None:
             self.versions = self.engine.snapshot(self.table)
         result = self.engine.scan(ScanRequest(
             table=self.table, schema=self.schema, columns=list(columns), predicates=list(predicates),
-            versions=self.versions, partition_ids=self.partition_ids,
+            versions=self.versions, partition_ids=self.partition_ids, index_id=self.index_id,
+            merge=self.merge, tablet_ids=self.tablet_ids,
         ))
         self.stats = result.stats
         return result.table

@@ -28,7 +28,11 @@ from planner.logical import (
     LogicalUnion,
     referenced_ids,
 )
+from planner.rules.preaggregation import preaggregation
+from planner.rules.prune_buckets import prune_buckets
+from planner.rules.prune_partitions import prune_partitions
 from planner.rules.scan_predicates import to_column_predicates
+from planner.rules.select_rollup import select_rollup
 
 Rule = Callable[[LogicalPlan, QueryContext], LogicalPlan]
 
@@ -174,7 +178,21 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("pushdown_filters", pushdown_filters),
     ("push_scan_predicates", push_scan_predicates),
     ("prune_scan_columns", prune_scan_columns),
+    # OLAP scans: partitions, then buckets, then the preaggregation verdict the rollup choice needs
+    ("prune_partitions", prune_partitions),
+    ("prune_buckets", prune_buckets),
+    ("preaggregation", preaggregation),
+    ("select_rollup", select_rollup),
 )
+
+
+def session_disabled_rules(ctx: QueryContext) -> frozenset[str]:
+    """Rule names listed in the session variable `disable_nereids_rules` (comma separated, any case)."""
+    try:
+        value = ctx.variables("session", "disable_nereids_rules")
+    except Exception:  # noqa: BLE001 - a context without the variable disables nothing
+        return frozenset()
+    return frozenset(n.strip().lower() for n in str(value or "").split(",") if n.strip())
 
 
 def run_rule(name: str, rule: Rule, plan: LogicalPlan, ctx: QueryContext, stats: RewriteStats,
@@ -190,6 +208,7 @@ def run_rule(name: str, rule: Rule, plan: LogicalPlan, ctx: QueryContext, stats:
 def rewrite(plan: LogicalPlan, ctx: QueryContext, disabled: frozenset[str] = frozenset(),
             stats: RewriteStats | None = None) -> LogicalPlan:
     stats = stats or RewriteStats()
+    disabled = disabled | session_disabled_rules(ctx)
     for name, rule in RULES:
         plan = run_rule(name, rule, plan, ctx, stats, disabled)
     return plan

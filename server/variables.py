@@ -113,7 +113,12 @@ DEFAULTS: dict[str, Any] = {
     "runtime_filter_mode": "GLOBAL",
     "default_order_by_limit": -1,
     "enable_spilling": "false",
+    # comma-separated planner rule names to skip (planner/rewrite.py RULES: prune_partitions, prune_buckets,
+    # preaggregation, select_rollup, ...); for debugging and A/B runs
     "disable_nereids_rules": "",
+    # dorislite: false makes every OLAP scan read the base index (rollup selection off), e.g. to check a
+    # rollup's answer against the base table's
+    "enable_rollup_selection": "true",
     "disable_join_reorder": "false",
     "enable_unique_key_partial_update": "false",
     "dry_run_query": "false",

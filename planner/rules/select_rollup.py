@@ -1,0 +1,145 @@
+"""Rollup (materialized index) selection, as doris-reference.md §5 describes Doris's Nereids rules.
+
+Candidates: visible indexes holding every column the query really reads from the scan.
+- DUPLICATE: every such index.
+- AGGREGATE / UNIQUE without an aggregate above the scan: only indexes with all the base's key columns
+  (a rollup with fewer keys would show merged-away rows).
+- AGGREGATE / UNIQUE with an aggregate: the preaggregation verdict (decided against the base index)
+  OFF -> the base index and nothing else; ON -> every such index.
+Choice: longest prefix of the index's columns matched by the scan's predicates (equality continues,
+range stops), then fewest rows over the selected partitions, then fewest columns, then smallest index id.
+
+The pass also fixes what the choice implies: the tablets to read (selected partitions x pruned buckets
+of the chosen index) and the cardinality estimate (the index's rows in the selected partitions, counted
+from rowset metadata before merging, so approximate like Doris's tablet-reported counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from planner.context import QueryContext
+from planner.logical import LogicalPlan, LogicalScan
+from planner.olap_source import OlapTableSource
+from planner.rules.olap_scans import AggregateAbove, map_olap_scans
+from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, Tablet
+from storage.predicate import ColumnPredicate, Op
+
+EQUALITY = (Op.EQ, Op.IN)
+RANGE = (Op.LT, Op.LE, Op.GT, Op.GE)
+
+
+def rollup_selection_enabled(ctx: QueryContext) -> bool:
+    """Session variable `enable_rollup_selection` (dorislite's; default true): false reads the base index."""
+    try:
+        value = ctx.variables("session", "enable_rollup_selection")
+    except Exception:  # noqa: BLE001 - a context without the variable keeps the default
+        return True
+    return value is None or str(value).lower() in ("1", "true", "on")
+
+
+def select_rollup(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+    enabled = rollup_selection_enabled(ctx)
+
+    def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
+           required: frozenset[str]) -> LogicalScan:
+        names = {cid: name for name, cid in scan.columns}
+        needed = {names[i].lower() for i in required if i in names}
+        stats = IndexStats.of(source)
+        index = choose_index(source, above is not None, needed, scan.predicates, stats) if enabled \
+            else source.table.base_index
+        chosen = None if index.index_id == source.table.base_index_id else index.index_id
+        tablets = stats.selected_tablets(index.index_id, source.buckets)
+        decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
+                          cardinality=stats.rows(index.index_id))
+        columns = scan.columns
+        if not required:
+            # nothing is read (count(*), SELECT 1): keep one placeholder column the index really has
+            columns = ((index.columns[0].name, scan.columns[0][1]),)
+        return replace(scan, source=decided, columns=columns)
+
+    return map_olap_scans(plan, fn)
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    """Tablets and row counts per index over the scan's selected partitions (catalog metadata only)."""
+
+    tablets: dict[int, list[Tablet]]  # index_id -> tablets of the selected partitions
+    row_counts: dict[int, int]  # index_id -> rows over the selected partitions
+
+    @staticmethod
+    def of(source: OlapTableSource) -> IndexStats:
+        table = source.table
+        selected = set(source.selected_partition_ids)
+        order = {pid: i for i, pid in enumerate(sorted(selected))}
+        catalog = source.engine.catalog
+        all_tablets = [t for t in catalog.tablets(table.table_id) if t.partition_id in selected]
+        all_tablets.sort(key=lambda t: (order[t.partition_id], t.bucket, t.tablet_id))
+        by_index: dict[int, list[Tablet]] = {}
+        for t in all_tablets:
+            by_index.setdefault(t.index_id, []).append(t)
+        versions = {p.partition_id: p.visible_version for p in table.partitions}
+        rowsets = catalog.rowsets_for_tablets(all_tablets, versions) if all_tablets else {}
+        rows = {i.index_id: 0 for i in table.indexes}
+        for t in all_tablets:
+            rows[t.index_id] = rows.get(t.index_id, 0) + sum(r.num_rows for r in rowsets.get(t.tablet_id, ())
+                                                             if r.kind == "DATA")
+        return IndexStats(by_index, rows)
+
+    def rows(self, index_id: int) -> int:
+        return self.row_counts.get(index_id, 0)
+
+    def selected_tablets(self, index_id: int, buckets: dict[int, tuple[int, ...]] | None) -> list[Tablet]:
+        tablets = self.tablets.get(index_id, [])
+        if buckets is None:
+            return tablets
+        return [t for t in tablets if t.bucket in set(buckets.get(t.partition_id, ()))]
+
+
+def prefix_match(index: MaterializedIndexMeta, predicates: Sequence[ColumnPredicate]) -> int:
+    """Columns of the index, in schema order, matched by predicates: equality continues, range stops."""
+    ops: dict[str, set[Op]] = {}
+    for p in predicates:
+        ops.setdefault(p.column.lower(), set()).add(p.op)
+    matched = 0
+    for col in index.columns:
+        have = ops.get(col.name.lower(), set())
+        if have & set(EQUALITY):
+            matched += 1
+            continue
+        if have & set(RANGE):
+            matched += 1
+        break
+    return matched
+
+
+def candidates(source: OlapTableSource, aggregated: bool, needed: set[str]) -> list[MaterializedIndexMeta]:
+    table = source.table
+    base = table.base_index
+    if table.keys_type != KEYS_DUP:
+        if aggregated and not source.preaggregation:
+            return [base]  # PREAGGREGATION OFF under an aggregate: Doris returns the base index at once
+    base_keys = sum(c.is_key for c in base.columns)
+    out = []
+    for index in table.visible_indexes():
+        if not needed <= {c.name.lower() for c in index.columns}:
+            continue
+        if table.keys_type != KEYS_DUP and not aggregated and sum(c.is_key for c in index.columns) != base_keys:
+            continue
+        out.append(index)
+    return out or [base]
+
+
+def choose_index(source: OlapTableSource, aggregated: bool, needed: set[str],
+                 predicates: Sequence[ColumnPredicate], stats: IndexStats) -> MaterializedIndexMeta:
+    table = source.table
+    if not source.selected_partition_ids or stats.rows(table.base_index_id) == 0:
+        return table.base_index  # nothing to read: Doris still names the base index
+    found = candidates(source, aggregated, needed)
+    scores = {i.index_id: prefix_match(i, predicates) for i in found}
+    best = max(scores.values())
+    if best > 0:
+        found = [i for i in found if scores[i.index_id] == best]
+    return min(found, key=lambda i: (stats.rows(i.index_id), len(i.columns), i.index_id))
