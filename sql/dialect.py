@@ -65,8 +65,17 @@ class DorisLiteParser(DorisParser):
         "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
         "LOAD": lambda self: self._parse_show_load(),
+        "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
+        "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+    # ALTER TABLE actions: Doris's ADD / DROP ROLLUP before sqlglot's own ADD / DROP
+    ALTER_PARSERS = {
+        **DorisParser.ALTER_PARSERS,
+        "ADD": lambda self: self._parse_alter_rollup_or(self._parse_add_rollup, DorisParser.ALTER_PARSERS["ADD"]),
+        "DROP": lambda self: self._parse_alter_rollup_or(self._parse_drop_rollup, DorisParser.ALTER_PARSERS["DROP"]),
+    }
 
     SET_PARSERS = {
         **DorisParser.SET_PARSERS,
@@ -85,6 +94,8 @@ class DorisLiteParser(DorisParser):
 
     CANCEL_PARSERS: t.ClassVar[dict[str, t.Callable[[DorisLiteParser], exp.Expr]]] = {
         "LOAD": lambda self: self._parse_cancel_load(),
+        "ALTER TABLE ROLLUP": lambda self: self._parse_cancel_alter_table("ROLLUP"),
+        "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_cancel_alter_table("ROLLUP"),
     }
     CANCEL_TRIE = new_trie(key.split(" ") for key in CANCEL_PARSERS)
 
@@ -160,24 +171,62 @@ class DorisLiteParser(DorisParser):
             exp.DistributedByProperty(expressions=expressions, kind=kind, buckets=buckets)
         )
 
+    def _parse_rollup_index(self, allow_from: bool = False) -> exp.RollupIndex:
+        """`r (c, ...) [DUPLICATE KEY (c, ...)] [FROM index] [PROPERTIES (...)]` (FROM only in ALTER)."""
+        name = self._parse_id_var()
+        columns = self._parse_wrapped_id_vars()
+        props: list[exp.Expr] = []
+        if self._match_text_seq("DUPLICATE", "KEY"):
+            props.append(exp.DuplicateKeyProperty(expressions=self._parse_wrapped_id_vars()))
+        from_index = self._parse_id_var() if allow_from and self._match(TokenType.FROM) else None
+        if self._match_text_seq("PROPERTIES"):
+            props.extend(t.cast(list, self._parse_wrapped_properties()))
+        return self.expression(
+            exp.RollupIndex(
+                this=name,
+                expressions=columns,
+                from_index=from_index,
+                properties=exp.Properties(expressions=props) if props else None,
+            )
+        )
+
     def _parse_rollup_property(self) -> exp.RollupProperty:
-        def rollup_index() -> exp.RollupIndex:
+        return self.expression(exp.RollupProperty(expressions=self._parse_wrapped_csv(self._parse_rollup_index)))
+
+    # -- ALTER TABLE ... ROLLUP / SHOW / CANCEL ALTER -----------------------------------------------
+    def _parse_alter_rollup_or(self, rollup: t.Callable[[], exp.Expr],
+                               fallback: t.Callable[[DorisLiteParser], t.Any]) -> t.Any:
+        return rollup() if self._match_text_seq("ROLLUP") else fallback(self)
+
+    def _parse_add_rollup(self) -> dx.AddRollup:
+        return self.expression(
+            dx.AddRollup(expressions=self._parse_csv(lambda: self._parse_rollup_index(allow_from=True)))
+        )
+
+    def _parse_drop_rollup(self) -> dx.DropRollup:
+        names: list[exp.Expr] = []
+        props: list[exp.Expr] = []
+        while True:
             name = self._parse_id_var()
-            columns = self._parse_wrapped_id_vars()
-            props: list[exp.Expr] = []
-            if self._match_text_seq("DUPLICATE", "KEY"):
-                props.append(exp.DuplicateKeyProperty(expressions=self._parse_wrapped_id_vars()))
+            if name is None:
+                self.raise_error("Expected a rollup name")
+                break
+            names.append(name)
             if self._match_text_seq("PROPERTIES"):
                 props.extend(t.cast(list, self._parse_wrapped_properties()))
-            return self.expression(
-                exp.RollupIndex(
-                    this=name,
-                    expressions=columns,
-                    properties=exp.Properties(expressions=props) if props else None,
-                )
-            )
+            if not self._match(TokenType.COMMA):
+                break
+        return self.expression(dx.DropRollup(expressions=names, properties=exp.Properties(expressions=props)))
 
-        return self.expression(exp.RollupProperty(expressions=self._parse_wrapped_csv(rollup_index)))
+    def _parse_show_alter_table(self, kind: str) -> dx.ShowAlterTable:
+        db = self._parse_id_var() if self._match(TokenType.FROM) or self._match(TokenType.IN) else None
+        return self.expression(dx.ShowAlterTable(this=exp.var(kind), db=db))
+
+    def _parse_cancel_alter_table(self, kind: str) -> dx.CancelAlterTable:
+        self._match(TokenType.FROM) or self.raise_error("Expected FROM [db.]table")
+        table = self._parse_table_parts(schema=True)  # schema: `t (1, 2)` is not a call of t
+        job_ids = self._parse_wrapped_csv(self._parse_number) if self._match(TokenType.L_PAREN, advance=False) else []
+        return self.expression(dx.CancelAlterTable(this=exp.var(kind), table=table, expressions=job_ids))
 
     # -- partitions -------------------------------------------------------------------------------
     def _parse_partition_property(self) -> exp.Expr | None | list[exp.Expr]:

@@ -100,3 +100,29 @@ class CancelLoad(exp.Expression):
     """`CANCEL LOAD [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "LOADING"`."""
 
     arg_types = {"db": False, "where": False}
+
+
+class AddRollup(exp.Expression):
+    """`ALTER TABLE t ADD ROLLUP r1 (c, ...) [DUPLICATE KEY (..)] [FROM idx] [PROPERTIES (..)], r2 ...`:
+    expressions are RollupIndex nodes (their `properties` hold DuplicateKeyProperty / Property; `from_`
+    is the FROM index)."""
+
+    arg_types = {"expressions": True}
+
+
+class DropRollup(exp.Expression):
+    """`ALTER TABLE t DROP ROLLUP r1 [PROPERTIES (..)], r2`: expressions are the rollup names."""
+
+    arg_types = {"expressions": True, "properties": False}
+
+
+class ShowAlterTable(exp.Expression):
+    """`SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW [FROM db]`."""
+
+    arg_types = {"this": True, "db": False}
+
+
+class CancelAlterTable(exp.Expression):
+    """`CANCEL ALTER TABLE ROLLUP | MATERIALIZED VIEW FROM [db.]t [(job_id, ...)]`."""
+
+    arg_types = {"this": True, "table": True, "expressions": False}

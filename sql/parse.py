@@ -311,7 +311,8 @@ def _rollup(node: exp.RollupIndex) -> st.RollupDesc:
             dup = _names(prop.expressions)
         else:
             props.append(prop)
-    return st.RollupDesc(node.name, _names(node.expressions), dup, _props(props))
+    from_index = node.args.get("from_index")
+    return st.RollupDesc(node.name, _names(node.expressions), dup, _props(props), _text(from_index))
 
 
 _KEYS = {exp.AggregateKeyProperty: "AGGREGATE", exp.UniqueKeyProperty: "UNIQUE", exp.DuplicateKeyProperty: "DUPLICATE"}
@@ -613,15 +614,37 @@ def _kill(node: exp.Kill) -> st.Statement:
     return st.Kill(_int(node.this) or 0, query_only=bool(kind) and kind.name.upper() == "QUERY")
 
 
+# ALTER TABLE action node -> statement builder (db, table, action)
+_ALTER_ACTIONS: dict[type, Callable[[str | None, str, exp.Expr], st.Statement]] = {
+    dx.AddRollup: lambda db, t, a: st.AddRollup(db, t, tuple(_rollup(r) for r in a.expressions)),
+    dx.DropRollup: lambda db, t, a: st.DropRollup(
+        db, t, _names(a.expressions),
+        _props(a.args["properties"].expressions) if a.args.get("properties") else (),
+    ),
+}
+
+
 def _alter(node: exp.Alter) -> st.Statement:
-    raise unsupported(f"ALTER {str(node.args.get('kind') or 'TABLE').upper()}")
+    kind = str(node.args.get("kind") or "TABLE").upper()
+    actions = node.args.get("actions") or []
+    builder = _ALTER_ACTIONS.get(type(actions[0])) if kind == "TABLE" and len(actions) == 1 else None
+    if builder is None or node.args.get("options"):
+        raise unsupported(f"ALTER {kind}")
+    db, name = _table_name(node.this)
+    return builder(db, name, actions[0])
+
+
+def _cancel_alter_table(node: dx.CancelAlterTable) -> st.Statement:
+    db, name = _table_name(node.args["table"])
+    return st.CancelAlterTableRollup(db, name, tuple(_int(n) or 0 for n in node.expressions))
 
 
 def _command(node: exp.Command) -> st.Statement:
     head = str(node.this).upper()
     rest = str(node.args.get("expression") or "").split()
     kind = " ".join([head, *rest[:1]]).upper()
-    if head == "SET" or head in _SUPPORTED_HEADS or kind in _SUPPORTED_HEADS:
+    rollup = head == "ALTER" and "ROLLUP" in (w.upper() for w in rest)  # ADD / DROP ROLLUP are supported
+    if head == "SET" or head in _SUPPORTED_HEADS or kind in _SUPPORTED_HEADS or rollup:
         # a statement we support that sqlglot could not read whole: a syntax error, not "unsupported"
         raise _syntax_error_at(f"{head} {' '.join(rest)}".strip())
     raise unsupported(kind)
@@ -643,6 +666,8 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowPartitions: _show_partitions,
     dx.ShowLoad: _show_load,
     dx.CancelLoad: _cancel_load,
+    dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(_text(n.args.get("db"))),
+    dx.CancelAlterTable: _cancel_alter_table,
     dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
     exp.Set: _set,
     exp.Kill: _kill,

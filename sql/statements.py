@@ -108,6 +108,7 @@ class RollupDesc:
     columns: tuple[str, ...]
     duplicate_keys: tuple[str, ...] | None = None
     properties: Props = ()
+    from_index: str | None = None  # ALTER TABLE ... ADD ROLLUP r (..) FROM index; None = the base index
 
 
 @dataclass(frozen=True)
@@ -339,3 +340,41 @@ class CancelLoad(Statement):
 
     db: str | None
     where: exp.Expression
+
+
+# -- ALTER TABLE ... ROLLUP ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddRollup(Statement):
+    """ALTER TABLE [db.]t ADD ROLLUP r1 (..) [DUPLICATE KEY (..)] [FROM idx] [PROPERTIES (..)], r2 (..) ..."""
+
+    db: str | None
+    table: str
+    rollups: tuple[RollupDesc, ...]
+
+
+@dataclass(frozen=True)
+class DropRollup(Statement):
+    """ALTER TABLE [db.]t DROP ROLLUP r1 [PROPERTIES (..)], r2 ..."""
+
+    db: str | None
+    table: str
+    names: tuple[str, ...]
+    properties: Props = ()
+
+
+@dataclass(frozen=True)
+class ShowAlterTableRollup(Statement):
+    """SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW [FROM db]."""
+
+    db: str | None = None
+
+
+@dataclass(frozen=True)
+class CancelAlterTableRollup(Statement):
+    """CANCEL ALTER TABLE ROLLUP FROM [db.]t [(job_id, ...)]: job_ids empty = every unfinished job of t."""
+
+    db: str | None
+    table: str
+    job_ids: tuple[int, ...] = ()

@@ -12,12 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +44,7 @@ from storage.tablet.partition_router import NO_PARTITION, route_partitions
 from storage.tablet.predicate_filter import predicate_mask
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_MAX_SEGMENT_BYTES = 256 * 1024 * 1024
 STRICT_MODE_FILTERED = "Insert has filtered data in strict mode"
@@ -209,6 +212,7 @@ class StorageEngine:
             self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
         self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
+        self.opened = threading.Event()  # set once open() swept the root: background jobs wait for it
 
     # ------------------------------------------------------------ lifecycle
 
@@ -233,6 +237,10 @@ class StorageEngine:
                     removed += 1
         if removed:
             log.info("storage open: removed %d unreferenced files/folders", removed)
+        aborted = self.catalog.abort_prepared_txns("load interrupted: the server stopped before it was published")
+        if aborted:
+            log.info("storage open: aborted %d unpublished transactions", aborted)
+        self.opened.set()
 
     def close(self) -> None:
         self.catalog.close()
@@ -323,12 +331,22 @@ class StorageEngine:
 
     def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int]) -> dict[int, int]:
         """Move staged files into their tablets' folders, then publish every rowset in one catalog commit."""
+        staged = [*staged, *self._complete_indexes(txn_id, staged)]
+        versions = self.install_rowsets(self.staging_dir(txn_id), staged, txn_id,
+                                        lambda rowsets: self.catalog.publish(txn_id, rowsets, partition_ids))
+        shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
+        return versions
+
+    def install_rowsets(self, staging: Path, staged: Sequence[StagedRowset], txn_id: int,
+                        publish: Callable[[list[Rowset]], T]) -> T:
+        """Rename staged segment files into their tablets' folders, then run `publish` (the one catalog
+        commit that references them); if it fails, the moved files are removed again."""
         moved: list[Path] = []
         try:
             for tablet_id in {s.tablet_id for s in staged}:
                 self.tablet_dir(tablet_id).mkdir(parents=True, exist_ok=True)
             for s in staged:
-                src_dir = self.staging_dir(txn_id) / str(s.tablet_id)
+                src_dir = staging / str(s.tablet_id)
                 for i in range(s.num_segments):
                     name = f"{s.rowset_id}_{i}.dat"
                     dst = self.tablet_dir(s.tablet_id) / name
@@ -340,13 +358,43 @@ class StorageEngine:
             rowsets = [Rowset(rowset_id=s.rowset_id, tablet_id=s.tablet_id, start_version=0, end_version=0,
                               num_rows=s.num_rows, num_segments=s.num_segments, data_size=s.data_size,
                               txn_id=txn_id, overlapping=s.overlapping, created_at=now) for s in staged]
-            versions = self.catalog.publish(txn_id, rowsets, partition_ids)
+            return publish(rowsets)
         except BaseException:
             for path in moved:
                 path.unlink(missing_ok=True)
             raise
-        shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
-        return versions
+
+    def _complete_indexes(self, txn_id: int, staged: Sequence[StagedRowset]) -> list[StagedRowset]:
+        """Rollup rowsets a load did not write because its table snapshot predates the rollup's SHADOW index
+        (a Spark load binds the table before it begins its transaction): built here from the load's own
+        base rowsets, so no load that began after the index appeared is missing from it. A shadow index
+        created after this check belongs to a job that waits for this transaction (txn id < watershed)."""
+        txn = self.catalog.get_txn(txn_id) if staged else None
+        table = self.catalog.get_table_by_id(txn.table_id) if txn is not None else None
+        if table is None or len(table.indexes) == 1:
+            return []
+        tablets = self.tablet_map(table)
+        by_id = {t.tablet_id: t for t in tablets.values()}
+        written = {s.tablet_id for s in staged}
+        extra: list[StagedRowset] = []
+        for s in staged:
+            base = by_id.get(s.tablet_id)
+            if base is None or base.index_id != table.base_index_id:
+                continue
+            missing = [(index, tablets[(base.partition_id, index.index_id, base.bucket)]) for index in table.indexes
+                       if index.index_id != table.base_index_id
+                       and tablets[(base.partition_id, index.index_id, base.bucket)].tablet_id not in written]
+            if not missing:
+                continue
+            paths = [self.staging_dir(txn_id) / str(s.tablet_id) / f"{s.rowset_id}_{i}.dat"
+                     for i in range(s.num_segments)]
+            readers = [SegmentReader(p) for p in paths]
+            rows = pa.concat_tables([r.read(r.schema.names) for r in readers])
+            for index, tablet in missing:
+                rs = write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes)
+                if rs is not None:
+                    extra.append(rs)
+        return extra
 
     def abort(self, txn_id: int, reason: str = "") -> None:
         shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)

@@ -67,6 +67,10 @@ def bind_create_table(stmt: st.CreateTable) -> TableSpec:
     distribution = _distribution(stmt.distribution or _default_distribution(keys_type, columns),
                                  by_name, keys_type, columns)
     properties = bind_properties(stmt.properties, keys_type, list(columns), types, distribution.auto)
+    # imported here: bind_alter builds on this module's short-key rules
+    from planner.bind.bind_alter import bind_create_rollups
+
+    rollups = bind_create_rollups(columns, keys_type, stmt.name, stmt.rollups)
     return TableSpec(
         name=stmt.name,
         keys_type=keys_type,
@@ -78,6 +82,7 @@ def bind_create_table(stmt: st.CreateTable) -> TableSpec:
         properties=properties,
         index_defs=_index_defs(stmt.indexes, by_name, keys_type),
         comment=stmt.comment or "",
+        rollups=rollups,
     )
 
 

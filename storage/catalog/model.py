@@ -183,6 +183,56 @@ class Database:
 
 
 @dataclass(frozen=True)
+class RollupSpec:
+    """A rollup's analysed schema (CREATE TABLE ... ROLLUP, ALTER TABLE ... ADD ROLLUP): key columns first,
+    each column with the key / aggregation role Doris gives it in the rollup."""
+
+    name: str
+    columns: tuple[Column, ...]
+    short_key_column_count: int
+
+
+# ALTER TABLE ... ADD ROLLUP job states (Doris's AlterJobV2.JobState)
+JOB_PENDING = "PENDING"
+JOB_WAITING_TXN = "WAITING_TXN"
+JOB_RUNNING = "RUNNING"
+JOB_FINISHED = "FINISHED"
+JOB_CANCELLED = "CANCELLED"
+JOB_DONE_STATES = frozenset({JOB_FINISHED, JOB_CANCELLED})
+
+
+@dataclass(frozen=True)
+class RollupJob:
+    """One ADD ROLLUP job (Doris's RollupJobV2): PENDING -> WAITING_TXN -> RUNNING -> FINISHED | CANCELLED.
+
+    `rollup_index_id` is allocated with the job (SHOW ALTER shows it at once); the SHADOW index with that
+    id exists from WAITING_TXN on. `watershed_txn_id`: loads with a smaller txn id may have begun without
+    the shadow index, so the job waits for them before back-filling. `backfilled` lists the partitions
+    whose rollup tablets already hold the back-fill rowset ([0, version]).
+    """
+
+    job_id: int
+    db_id: int
+    table_id: int
+    table_name: str
+    base_index_id: int  # the index the rollup is built from (FROM ..., default the base index)
+    base_index_name: str
+    rollup: RollupSpec
+    rollup_index_id: int
+    state: str = JOB_PENDING
+    watershed_txn_id: int = -1
+    msg: str = ""
+    create_time: float = 0.0
+    finish_time: float | None = None
+    timeout_second: int = 86400
+    backfilled: tuple[tuple[int, int], ...] = ()  # (partition_id, version back-filled)
+
+    @property
+    def done(self) -> bool:
+        return self.state in JOB_DONE_STATES
+
+
+@dataclass(frozen=True)
 class TableSpec:
     """What CREATE TABLE asks the catalog to create, fully analysed (defaults applied, rules checked).
 
@@ -200,3 +250,4 @@ class TableSpec:
     properties: tuple[tuple[str, str], ...] = ()
     index_defs: tuple[IndexDef, ...] = ()
     comment: str = ""
+    rollups: tuple[RollupSpec, ...] = ()  # CREATE TABLE ... ROLLUP: created NORMAL with the table

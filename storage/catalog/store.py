@@ -37,6 +37,7 @@ from storage.catalog.model import (
     TableSpec,
     Tablet,
 )
+from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog, cancel_table_jobs
 from storage.errors import StorageError, doris_error
 
 FIRST_ID = 10000  # Doris's catalog ids start at 10000
@@ -79,7 +80,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-"""
+""" + ROLLUP_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -202,8 +203,9 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog:
-    """Databases, tables, partitions, indexes, tablets, rowsets and transactions, persisted in SQLite."""
+class Catalog(RollupCatalog):
+    """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
+    SQLite."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -343,8 +345,21 @@ class Catalog:
                  now, now),
             )
             self._insert_index(c, table_id, 0, base)
+            index_ids = [index_id]
+            by_name = {col.name: col for col in columns}
+            for pos, rollup in enumerate(spec.rollups, start=1):  # CREATE TABLE ... ROLLUP: empty, so NORMAL
+                if rollup.name == spec.name or rollup.name in {r.name for r in spec.rollups[:pos - 1]}:
+                    raise doris_error(f"Rollup index[{rollup.name}] already exists")
+                meta = MaterializedIndexMeta(
+                    index_id=self._allocate(c), name=rollup.name,
+                    columns=tuple(replace(col, unique_id=by_name[col.name].unique_id) for col in rollup.columns),
+                    keys_type=spec.keys_type, short_key_column_count=rollup.short_key_column_count,
+                    schema_hash=secrets.randbits(31),
+                )
+                self._insert_index(c, table_id, pos, meta)
+                index_ids.append(meta.index_id)
             for pos, item in enumerate(spec.partition_items):
-                self._insert_partition(c, table_id, pos, item, spec.distribution, [index_id])
+                self._insert_partition(c, table_id, pos, item, spec.distribution, index_ids)
             return self._load_table(c, table_id)
 
     @staticmethod
@@ -408,6 +423,7 @@ class Catalog:
                   (table_id,))
         for t in ("tablets", "partitions", "indexes", "tables"):
             c.execute(f"DELETE FROM {t} WHERE table_id = ?", (table_id,))
+        cancel_table_jobs(c, table_id, "table was dropped")
         c.execute("UPDATE transactions SET status = ?, reason = 'table dropped' WHERE table_id = ? AND status = ?",
                   (TXN_ABORTED, table_id, TXN_PREPARE))
         return tablet_ids
@@ -582,6 +598,13 @@ class Catalog:
                       (txn_id, db_id, table_id, label, TXN_PREPARE, time.time()))
             return txn_id
 
+    def abort_prepared_txns(self, reason: str) -> int:
+        """At start: loads the previous process left unpublished can never finish (their staged files are
+        gone); abort them so nothing (an ALTER job's WAITING_TXN) waits for them. Returns how many."""
+        with self._write() as c:
+            return c.execute("UPDATE transactions SET status = ?, finished_at = ?, reason = ? WHERE status = ?",
+                             (TXN_ABORTED, time.time(), reason, TXN_PREPARE)).rowcount
+
     def get_txn(self, txn_id: int) -> Transaction | None:
         with self._read() as c:
             row = c.execute("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
@@ -628,7 +651,11 @@ class Catalog:
             for rs in rowsets:
                 t = c.execute("SELECT partition_id, index_id FROM tablets WHERE tablet_id = ?",
                               (rs.tablet_id,)).fetchone()
-                if t is None or t["partition_id"] not in versions:
+                if t is None:
+                    # every partition is still there (checked above): the tablet's rollup was dropped (or
+                    # its ADD ROLLUP cancelled) while the load ran; the rest of the load stands
+                    continue
+                if t["partition_id"] not in versions:
                     raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 v = versions[t["partition_id"]]
                 c.execute(

@@ -278,7 +278,7 @@ def test_syntax_error_points_at_the_line() -> None:
 
 @pytest.mark.parametrize("text,kind", [
     ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
-    ("ALTER TABLE t ADD ROLLUP r (a)", "ALTER TABLE"),
+    ("ALTER TABLE t ADD COLUMN c INT", "ALTER TABLE"),
     ("SHOW BACKENDS", "SHOW BACKENDS"),
     ("SHOW DYNAMIC PARTITION TABLES", "SHOW DYNAMIC"),
     ("DELETE FROM t WHERE a = 1", "DELETE"),

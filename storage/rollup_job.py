@@ -1,0 +1,166 @@
+"""Running an ADD ROLLUP job (Doris's RollupJobV2) against the storage engine, one state step at a time.
+
+    PENDING      create the SHADOW index and its tablets (one catalog commit): every load that begins
+                 from now on writes the rollup too; the watershed is the next transaction id
+    WAITING_TXN  wait until the loads that began before the watershed (and so may not write the rollup)
+                 have published or aborted
+    RUNNING      per partition: read the source index merged at the partition's visible version V,
+                 shape the rows for the rollup (the load memtable: project, sort, aggregate) bucket by
+                 bucket, and commit one rowset per rollup tablet covering versions [0, V]
+    FINISHED     SHADOW -> NORMAL in one commit (only if every current partition is back-filled)
+
+Why no row is missed or counted twice: every load at a version <= V is inside the back-fill (it read the
+base at V), and the visibility rule prefers the wider [0, V] rowset over the [v, v] rowsets such a load
+may also have written into the shadow tablets; every load after V began after the watershed... or before
+it, but then WAITING_TXN saw it publish first, so its version is <= V. A load that began after the shadow
+index appeared but bound an older table snapshot gets its rollup rowsets built at commit
+(`StorageEngine._complete_indexes`).
+
+Steps are driven from outside (server.alter_jobs runs them on a thread, tests call `step` by hand);
+each returns the job as the catalog now holds it. A CANCEL or DROP TABLE between two steps wins: the
+next catalog commit of the job finds the state changed and the step stops (JobStateChanged).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+from storage.catalog.model import (
+    JOB_PENDING,
+    JOB_RUNNING,
+    JOB_WAITING_TXN,
+    PARTITION_INIT_VERSION,
+    MaterializedIndexMeta,
+    OlapTable,
+    Partition,
+    RollupJob,
+)
+from storage.catalog.rollup_jobs import JobStateChanged
+from storage.engine import ScanRequest, StagedRowset, StorageEngine, write_staged_rowset
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_MSG = "Timeout"
+
+
+class RollupJobRunner:
+    """Advances rollup jobs. `on_backfill(job, partition)` is a hook called before each partition's
+    back-fill commit (tests interleave loads there)."""
+
+    def __init__(self, engine: StorageEngine, on_backfill: Callable[[RollupJob, Partition], None] | None = None
+                 ) -> None:
+        self.engine = engine
+        self.catalog = engine.catalog
+        self.on_backfill = on_backfill
+
+    def step(self, job: RollupJob) -> RollupJob:
+        """One transition (RUNNING back-fills every partition it can, then tries to finish)."""
+        if job.done:
+            return job
+        try:
+            if time.time() > job.create_time + job.timeout_second:
+                return self.cancel(job, TIMEOUT_MSG)
+            if job.state == JOB_PENDING:
+                return self.catalog.start_shadow_index(job.job_id)
+            if job.state == JOB_WAITING_TXN:
+                if self.catalog.prepared_txns_below(job.table_id, job.watershed_txn_id):
+                    return job
+                return self.catalog.set_rollup_job_state(job.job_id, JOB_WAITING_TXN, JOB_RUNNING)
+            if job.state == JOB_RUNNING:
+                return self._run(job)
+        except JobStateChanged as e:
+            log.info("rollup job %s stopped: %s", job.job_id, e)
+            current = self.catalog.get_rollup_job(job.job_id)
+            if current is not None and not current.done and self.catalog.get_table_by_id(job.table_id) is None:
+                return self.cancel(current, "table was dropped")
+            return current or job
+        return job
+
+    def run_to_end(self, job: RollupJob, max_steps: int = 100) -> RollupJob:
+        """Step until the job is done or blocked (WAITING_TXN with loads still running)."""
+        for _ in range(max_steps):
+            nxt = self.step(job)
+            if nxt.done or nxt == job:
+                return nxt
+            job = nxt
+        return job
+
+    def cancel(self, job: RollupJob, msg: str) -> RollupJob:
+        cancelled = self.catalog.cancel_rollup_job(job.job_id, msg)
+        shutil.rmtree(self._staging(job), ignore_errors=True)
+        return cancelled or self.catalog.get_rollup_job(job.job_id) or job
+
+    # ------------------------------------------------------------ RUNNING
+
+    def _run(self, job: RollupJob) -> RollupJob:
+        table = self.catalog.get_table_by_id(job.table_id)
+        if table is None:
+            raise JobStateChanged(f"table {job.table_name} was dropped")
+        done = {pid for pid, _ in job.backfilled}
+        for partition in table.partitions:
+            if partition.partition_id not in done:
+                job = self._backfill(job, table, partition)
+        return self.catalog.finish_rollup_job(job.job_id)
+
+    def _backfill(self, job: RollupJob, table: OlapTable, partition: Partition) -> RollupJob:
+        current = self.catalog.get_table_by_id(table.table_id)
+        fresh = next((p for p in current.partitions if p.partition_id == partition.partition_id), None) \
+            if current is not None else None
+        if fresh is None:
+            raise JobStateChanged(f"partition {partition.name} no longer exists")
+        version = fresh.visible_version
+        rollup = _index(current, job.rollup_index_id)
+        source = _index(current, job.base_index_id)
+        staging = self._staging(job)
+        shutil.rmtree(staging, ignore_errors=True)
+        staged: list[StagedRowset] = []
+        if version > PARTITION_INIT_VERSION:
+            staged = self._build(current, fresh, version, source, rollup, staging)
+        if self.on_backfill is not None:
+            self.on_backfill(job, fresh)
+        try:
+            return self.engine.install_rowsets(
+                staging, staged, -job.job_id,
+                lambda rowsets: self.catalog.commit_backfill(job.job_id, fresh.partition_id, version, rowsets),
+            )
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _build(self, table: OlapTable, partition: Partition, version: int, source: MaterializedIndexMeta,
+               rollup: MaterializedIndexMeta, staging: Path) -> list[StagedRowset]:
+        """The rollup's rows of one partition at `version`, bucket by bucket: a rollup tablet holds the rows
+        of the source tablet with the same bucket number (the load path routes both the same way)."""
+        names = [c.name for c in rollup.columns]
+        # the scan only needs Arrow types for an empty result, which is skipped anyway
+        placeholder = pa.schema([pa.field(n, pa.null()) for n in names])
+        targets = {t.bucket: t for t in self.catalog.tablets(table.table_id, partition.partition_id,
+                                                              rollup.index_id)}
+        staged: list[StagedRowset] = []
+        for tablet in self.catalog.tablets(table.table_id, partition.partition_id, source.index_id):
+            rows = self.engine.scan(ScanRequest(
+                table=table, schema=placeholder, columns=names, partition_ids=[partition.partition_id],
+                index_id=source.index_id, versions={partition.partition_id: version},
+                tablet_ids=[tablet.tablet_id],
+            )).table
+            if rows.num_rows == 0:
+                continue
+            rs = write_staged_rowset(staging, targets[tablet.bucket], rollup, rows, self.engine.max_segment_bytes)
+            if rs is not None:
+                staged.append(rs)
+        return staged
+
+    def _staging(self, job: RollupJob) -> Path:
+        return self.engine.staging_root / f"rollup_{job.job_id}"
+
+
+def _index(table: OlapTable, index_id: int) -> MaterializedIndexMeta:
+    index = next((i for i in table.indexes if i.index_id == index_id), None)
+    if index is None:
+        raise JobStateChanged(f"index {index_id} of table {table.name} no longer exists")
+    return index
