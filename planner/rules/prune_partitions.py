@@ -55,8 +55,12 @@ def select_partitions(source: OlapTableSource, predicates: Sequence[ColumnPredic
 
 
 def _value(text: str | None, t: pa.DataType) -> Any:
+    """A bound as a Python value; None (unbounded) when Python cannot hold it (DATE '0000-01-01')."""
     scalar = cast_bound(text, t)
-    return None if scalar is None else scalar.as_py()
+    try:
+        return None if scalar is None else scalar.as_py()
+    except (OverflowError, ValueError):
+        return None
 
 
 def _satisfies(value: Any, p: ColumnPredicate) -> bool:
