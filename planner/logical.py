@@ -233,6 +233,10 @@ def explain_tree(plan: LogicalPlan, indent: int = 0) -> str:
     detail = ""
     if isinstance(plan, LogicalScan):
         detail = f" {plan.source.name} cols={[c for c, _ in plan.columns]} preds={[(p.column, p.op.value, p.values) for p in plan.predicates]}"
+        index = getattr(plan.source, "index", None)  # an OLAP scan: the rules' decisions
+        if index is not None:
+            detail += (f" index={index.name} preaggregation={plan.source.preaggregation_on}"
+                       f" partitions={len(plan.source.selected_partition_ids)}")
     elif isinstance(plan, LogicalFilter):
         detail = f" {plan.condition.sql()}"
     elif isinstance(plan, LogicalJoin):

@@ -44,8 +44,10 @@ def select_rollup(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
 
     def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
            required: frozenset[str]) -> LogicalScan:
-        names = {cid: name for name, cid in scan.columns}
-        needed = {names[i].lower() for i in required if i in names}
+        # every column the scan produces is needed (a dead Project expression still evaluates it), except
+        # the lone placeholder column a scan keeps when nothing is read (count(*), SELECT 1)
+        placeholder = not required and len(scan.columns) == 1
+        needed = set() if placeholder else {name.lower() for name, _ in scan.columns}
         stats = IndexStats.of(source)
         index = choose_index(source, above is not None, needed, scan.predicates, stats) if enabled \
             else source.table.base_index
@@ -54,12 +56,18 @@ def select_rollup(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
         decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
                           cardinality=stats.rows(index.index_id))
         columns = scan.columns
-        if not required:
-            # nothing is read (count(*), SELECT 1): keep one placeholder column the index really has
-            columns = ((index.columns[0].name, scan.columns[0][1]),)
+        if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
+            columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
         return replace(scan, source=decided, columns=columns)
 
     return map_olap_scans(plan, fn)
+
+
+def _placeholder(source: OlapTableSource, index: MaterializedIndexMeta, name: str) -> str:
+    """A column of `index` to stand in for the unread `name`: one of the same type if any."""
+    wanted = source.schema.field(name).type
+    same = [c.name for c in index.columns if source.schema.field(c.name).type == wanted]
+    return same[0] if same else index.columns[0].name
 
 
 @dataclass(frozen=True)
