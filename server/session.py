@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from planner.bind.bind_alter import bind_add_rollup, bind_drop_rollup
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import bind_create_table
 from planner.context import QueryContext, TableSource
@@ -28,6 +29,7 @@ from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, reads_data
 from server import show
+from server.alter_jobs import AlterJobs
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
 from server.information_schema import InformationSchema
@@ -61,6 +63,8 @@ class SessionContext:
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
         self.loads = LoadJobs(self.engine.root, progress=_spark_progress)
+        self.alter_jobs = AlterJobs(self.engine, self.config)
+        self.alter_jobs.start()  # its thread waits until the engine is opened
 
 
 def _spark_progress(job_group: str) -> tuple[int, int] | None:
@@ -383,6 +387,49 @@ class Session:
         self.ctx.engine.catalog.truncate_table(self._db(s.db), table.name)
         return OkResult()
 
+    # -- ALTER TABLE ... ROLLUP -------------------------------------------------------------------------
+    def _check_normal_state(self, table: OlapTable) -> None:
+        if self.ctx.alter_jobs.unfinished(table):
+            raise doris_error(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops")
+
+    def _add_rollup(self, s: st.AddRollup) -> Result:
+        """Asynchronous, as in Doris: the statement creates the jobs; SHOW ALTER TABLE ROLLUP follows them."""
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        bound = bind_add_rollup(table, s, self.ctx.alter_jobs.default_timeout)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.create_rollup_jobs(
+                table.table_id, [(b.spec, b.source_index_id, b.timeout_second) for b in bound])
+        self.ctx.alter_jobs.kick()
+        return OkResult()
+
+    def _drop_rollup(self, s: st.DropRollup) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        names = bind_drop_rollup(table, s)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.drop_rollups(table.table_id, names)
+        return OkResult()
+
+    def _show_alter_rollup(self, s: st.ShowAlterTableRollup) -> Result:
+        db = self._db(s.db)
+        database = self.ctx.engine.catalog.get_database(db)
+        if database is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        return ResultSet(self.ctx.alter_jobs.show_rows(database.db_id))
+
+    def _cancel_alter_rollup(self, s: st.CancelAlterTableRollup) -> Result:
+        table = self._table(s.db, s.table)
+        jobs = self.ctx.alter_jobs.unfinished(table)
+        if not jobs:
+            raise doris_error(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' if you want to.")
+        if s.job_ids:
+            jobs = [j for j in jobs if j.job_id in set(s.job_ids)]
+            if not jobs:
+                raise doris_error(f"Table[{table.name}] is not under ROLLUP. Maybe it has old alter job")
+        self.ctx.alter_jobs.cancel(jobs)
+        return OkResult()
+
     # -- SHOW / DESC ------------------------------------------------------------------------------------
     def _describe(self, s: st.Describe) -> Result:
         table = self._describe_target(s.db, s.name)
@@ -558,6 +605,10 @@ class Session:
         st.CreateTable: _create_table,
         st.DropTable: _drop_table,
         st.TruncateTable: _truncate,
+        st.AddRollup: _add_rollup,
+        st.DropRollup: _drop_rollup,
+        st.ShowAlterTableRollup: _show_alter_rollup,
+        st.CancelAlterTableRollup: _cancel_alter_rollup,
         st.Describe: _describe,
         st.ShowCreateTable: _show_create_table,
         st.ShowCreateDatabase: _show_create_database,

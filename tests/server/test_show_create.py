@@ -5,6 +5,7 @@ run over every case of tests/sql/fixtures/doris_ddl.sql."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -72,7 +73,8 @@ def test_fixture_round_trip(text: str, error: str | None) -> None:
         return
     spec = bind(text)
     rendered = show_create_table(table_from_spec(spec))
-    assert bind(rendered) == spec, rendered
+    # Doris's SHOW CREATE TABLE leaves rollups out (they are in DESC t ALL), so they do not round-trip
+    assert bind(rendered) == replace(spec, rollups=()), rendered
     # rendering is stable: a second round gives the same text
     assert show_create_table(table_from_spec(bind(rendered))) == rendered
 
