@@ -9,11 +9,12 @@
                  bucket, and commit one rowset per rollup tablet covering versions [0, V]
     FINISHED     SHADOW -> NORMAL in one commit (only if every current partition is back-filled)
 
-Why no row is missed or counted twice: every load at a version <= V is inside the back-fill (it read the
-base at V), and the visibility rule prefers the wider [0, V] rowset over the [v, v] rowsets such a load
-may also have written into the shadow tablets; every load after V began after the watershed... or before
-it, but then WAITING_TXN saw it publish first, so its version is <= V. A load that began after the shadow
-index appeared but bound an older table snapshot gets its rollup rowsets built at commit
+Why no row is missed or counted twice. A load with a txn id below the watershed may not write the rollup,
+but WAITING_TXN lets it publish (or abort) first, so its version is <= V and the back-fill, which read the
+source at V, holds its rows. A load above the watershed writes the rollup itself ([v, v] rowsets): if
+v <= V the back-fill holds it too, and the visibility rule takes the wider [0, V] rowset and skips the
+[v, v] one; if v > V it sits on top of the back-fill. A load above the watershed that bound an older
+table snapshot (no shadow index in it) gets its rollup rowsets built at commit
 (`StorageEngine._complete_indexes`).
 
 Steps are driven from outside (server.alter_jobs runs them on a thread, tests call `step` by hand);

@@ -42,7 +42,8 @@ ROLLUP_SCHEMA = """
 CREATE TABLE IF NOT EXISTS alter_jobs (
     job_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, state TEXT NOT NULL,
     record TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS alter_jobs_by_table ON alter_jobs (table_id)
+CREATE INDEX IF NOT EXISTS alter_jobs_by_table ON alter_jobs (table_id);
+CREATE TABLE IF NOT EXISTS dropped_rollup_tablets (tablet_id INTEGER PRIMARY KEY)
 """
 
 
@@ -277,6 +278,8 @@ class RollupCatalog:
             "(SELECT partition_id FROM tablets WHERE index_id = ?)", (index_id, index_id))
         c.execute("DELETE FROM rowsets WHERE tablet_id IN (SELECT tablet_id FROM tablets WHERE index_id = ?)",
                   (index_id,))
+        # remembered so that a load which still writes them publishes without them (Catalog.publish)
+        c.executemany("INSERT OR IGNORE INTO dropped_rollup_tablets VALUES (?)", [(t,) for t in tablet_ids])
         c.execute("DELETE FROM tablets WHERE index_id = ?", (index_id,))
         c.execute("DELETE FROM indexes WHERE index_id = ?", (index_id,))
         return tablet_ids

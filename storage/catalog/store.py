@@ -651,10 +651,11 @@ class Catalog(RollupCatalog):
             for rs in rowsets:
                 t = c.execute("SELECT partition_id, index_id FROM tablets WHERE tablet_id = ?",
                               (rs.tablet_id,)).fetchone()
+                if t is None and c.execute("SELECT 1 FROM dropped_rollup_tablets WHERE tablet_id = ?",
+                                           (rs.tablet_id,)).fetchone():
+                    continue  # its rollup was dropped (or its ADD ROLLUP cancelled) while the load ran
                 if t is None:
-                    # every partition is still there (checked above): the tablet's rollup was dropped (or
-                    # its ADD ROLLUP cancelled) while the load ran; the rest of the load stands
-                    continue
+                    raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 if t["partition_id"] not in versions:
                     raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 v = versions[t["partition_id"]]
