@@ -38,20 +38,24 @@ def _src(i: int) -> str:
     return f"__s{i}"
 
 
-def _value_sql(col: TableColumn, source: str | None, now: dt.datetime) -> str:
+def _value_sql(col: TableColumn, source: str | None, now: dt.datetime, source_type: str | None = None) -> str:
     """The converted value of one target column (source column or the column's default)."""
     name, dtype, _nullable, _default = col
     target = spark_type(dtype.arrow_type())
     if source is None:
         default = _default_value(col, now)  # raises 1364 for NOT NULL without a default
         return f"CAST({'NULL' if default is None else _sql_string(default)} AS {target})"
+    if source_type == target:
+        return source  # already the target type (e.g. Parquet written with the table's types): no cast
     return f"try_cast({source} AS {target})"
 
 
-def _reasons(col: TableColumn, source: str | None, value: str) -> list[str]:
-    name, dtype, nullable, _default = col
+def _reasons(col: TableColumn, source: str | None, value: str, cast: bool = True) -> list[str]:
+    """Checks Spark must make per row. NOT NULL and "no partition" are checked again by the writer tasks
+    (storage's reject_masks, one implementation), so they are not repeated here."""
+    name, dtype, _nullable, _default = col
     out: list[str] = []
-    if source is not None:
+    if source is not None and cast:
         out.append(f"CASE WHEN {source} IS NOT NULL AND {value} IS NULL THEN concat("
                    f"{_sql_string(f'column({name}) value is incorrect: ')}, \"'\", CAST({source} AS STRING), \"'\")"
                    f" END")
@@ -59,9 +63,6 @@ def _reasons(col: TableColumn, source: str | None, value: str) -> list[str]:
         out.append(f"CASE WHEN octet_length({value}) > {dtype.length} THEN concat("
                    f"{_sql_string(f'column({name}) value is too long: ')}, \"'\", {value}, \"'\", "
                    f"{_sql_string(f' (schema length: {dtype.length})')}) END")
-    if not nullable:
-        out.append(f"CASE WHEN {value} IS NULL THEN "
-                   f"{_sql_string(f'null value for not null column, column={name}')} END")
     return out
 
 
@@ -137,13 +138,18 @@ def target_frame(df: DataFrame, table: OlapTable, table_columns: Sequence[TableC
         raise analysis_error("Column count doesn't match value count", 1136, "21S01")
     df = df.toDF(*(_src(i) for i in range(len(df.columns))))  # SELECT names may repeat or be expressions
     source_of = {ci: _src(pos) for pos, ci in enumerate(targets)}
-    values = {col[0]: _value_sql(col, source_of.get(ci), now) for ci, col in enumerate(table_columns)}
+    source_types = {_src(i): f.dataType.simpleString().replace(" ", "") for i, f in enumerate(df.schema.fields)}
+    targets_t = {ci: spark_type(col[1].arrow_type()) for ci, col in enumerate(table_columns)}
+    values = {col[0]: _value_sql(col, source_of.get(ci), now, source_types.get(source_of.get(ci, "")))
+              for ci, col in enumerate(table_columns)}
     names = [c[0] for c in table_columns]
     converted = df.selectExpr("*", *(f"{v} AS {_quote('__v_' + n)}" for n, v in values.items()))
     reasons: list[str] = []
     for ci, col in enumerate(table_columns):
-        reasons += _reasons(col, source_of.get(ci), _quote("__v_" + col[0]))
-    in_partition = partition_sql(table, {n: _quote("__v_" + n) for n in names}, partitions)
+        src = source_of.get(ci)
+        reasons += _reasons(col, src, _quote("__v_" + col[0]), cast=source_types.get(src or "") != targets_t[ci])
+    # rows outside every partition are rejected by the writer tasks; only PARTITION (...) needs Spark
+    in_partition = partition_sql(table, {n: _quote("__v_" + n) for n in names}, partitions) if partitions else None
     if in_partition is not None:
         reasons.append(f"CASE WHEN NOT coalesce({in_partition}, false) THEN 'no partition for this tuple' END")
     src_line = "concat_ws(', ', " + ", ".join(
