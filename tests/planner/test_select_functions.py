@@ -221,3 +221,18 @@ def test_cast_types(ctx: QueryContext) -> None:
                                         "CAST(n AS DOUBLE), CAST(n AS CHAR) FROM t", read="doris"), ctx)
     assert [f.type for f in t.schema] == [pa.int64(), pa.decimal128(10, 3), pa.timestamp("us"), pa.float64(),
                                          pa.string()]
+
+
+def test_sleep_waits_once_and_returns_zero() -> None:
+    import time
+
+    import sqlglot
+
+    from planner.context import QueryContext
+    from planner.query import execute_query
+
+    start = time.monotonic()
+    out = execute_query(sqlglot.parse_one("SELECT SLEEP(0.3)", read="doris"),
+                        QueryContext(None, lambda db, name: None))
+    assert out.column(0).to_pylist() == [0]
+    assert 0.25 <= time.monotonic() - start < 3
