@@ -34,7 +34,7 @@ from storage.catalog.model import (
 from storage.catalog.store import Catalog, new_label
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
-from storage.segment.reader import SegmentReader
+from storage.segment.reader import SegmentReader, open_segment
 from storage.segment.writer import write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
@@ -470,7 +470,7 @@ class StorageEngine:
                 continue
             got = False
             for path in self.segment_paths(rs):
-                reader = SegmentReader(path)
+                reader = open_segment(path)
                 ranges = reader.row_ranges(prune, stats) if prune else None
                 t = reader.read(columns, ranges, stats)
                 if t.num_rows:

@@ -8,6 +8,8 @@ calls, so thousands of readers cost no descriptors.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -31,6 +33,31 @@ from storage.stats import ScanStats
 # Columns decode in parallel: LZ4, crc32 and numpy release the GIL, so two cores give ~1.6x on scans.
 _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)), thread_name_prefix="segread")
 _PARALLEL_MIN_ROWS = 64 * 1024
+_CACHE_SIZE = 4096
+_cache: OrderedDict[str, tuple[tuple[int, int, int, int], SegmentReader]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def open_segment(path: Path) -> SegmentReader:
+    """A reader of `path`, shared across scans (LRU of 4,096): a segment file is immutable, so its footer
+    and the indexes a reader loads on first use (ordinal, zone map, dictionary, short key) stay valid, and
+    a repeated query does not re-read and re-decode them for every segment. A file replaced at the same
+    path (other inode, size or times) gets a new reader."""
+    key = str(path)
+    st = os.stat(key)
+    ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == ident:
+            _cache.move_to_end(key)
+            return hit[1]
+    reader = SegmentReader(path)
+    with _cache_lock:
+        _cache[key] = (ident, reader)
+        _cache.move_to_end(key)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return reader
 
 
 class SegmentReader:

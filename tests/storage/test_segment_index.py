@@ -282,3 +282,25 @@ def test_second_key_column_narrows(tmp_path: Path) -> None:
     assert both.count() <= 2 * 1024 < only_k1.count()
     in_list, _ = check_superset(reader, table, [P("k1", Op.IN, (0, 3)), P("k2", Op.EQ, (7,))])
     assert in_list.count() <= 4 * 1024 and len(in_list) == 2
+
+
+def test_open_segment_shares_a_reader_until_the_file_changes(tmp_path: Path) -> None:
+    """Scans share one reader per segment file (its footer and loaded indexes); a file written anew at the
+    same path gets a fresh reader that sees the new rows."""
+    from storage.segment.reader import open_segment
+
+    def write(prefix: str, values: list[int]) -> Path:
+        write_segments(tmp_path, prefix, pa.table({"k": pa.array(values, pa.int32())}),
+                       num_key_columns=1, num_short_key_columns=1)
+        return tmp_path / f"{prefix}_0.dat"
+
+    path = write("s", [1, 2, 3])
+    first = open_segment(path)
+    assert first.num_rows == 3
+    assert first.row_ranges([P("k", Op.EQ, (2,))]).count() <= 3  # loads indexes into the shared reader
+    assert open_segment(path) is first
+    write("t", [5, 6, 7, 8]).replace(path)
+    again = open_segment(path)
+    assert again is not first
+    assert again.read(["k"]).column("k").to_pylist() == [5, 6, 7, 8]
+
