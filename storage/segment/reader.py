@@ -165,15 +165,18 @@ class SegmentReader:
                     stats.rows_key_range_filtered += ranges.count() - narrowed.count()
                 ranges = narrowed
         before = ranges.count()
+        matches = []
         for p in preds:  # segment-level zone maps first: one comparison can drop everything
             if ranges.is_empty:
                 break
-            if not self._zone_map_index(p.column).may_match(p)[0]:
+            match = self._zone_map_index(p.column).may_match(p)
+            if not match[0]:
                 ranges = RowRanges.empty()
-        for p in preds:
+            matches.append((p, match))
+        for p, match in matches:
             if ranges.is_empty:
                 break
-            keep = self._zone_map_index(p.column).may_match(p)[1:]
+            keep = match[1:]
             if not keep.all():
                 ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
         if stats is not None:

@@ -89,6 +89,22 @@ def encode_zone_map_page(batch: pa.RecordBatch) -> bytes:
     return build_page(PageEncoding.INDEX, batch.num_rows, sink.getvalue().to_pybytes())
 
 
+_NUMPY_OPS = {pc.less: np.less, pc.less_equal: np.less_equal, pc.greater: np.greater,
+              pc.greater_equal: np.greater_equal, pc.equal: np.equal}
+
+
+def _as_numpy(arr: pa.Array) -> np.ndarray | None:
+    """Zone-map bounds as numpy for the types whose numpy / Python order is Arrow's (integers, floats,
+    strings: code point order = UTF-8 byte order), nulls replaced by a filler; None for other types.
+    Pruning a segment then costs a few numpy comparisons instead of several pyarrow kernel calls."""
+    t = arr.type
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        return arr.fill_null(0).to_numpy(zero_copy_only=False)
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return np.array(arr.fill_null("").to_pylist(), dtype=object)
+    return None
+
+
 class ZoneMapIndex:
     """A column's zone maps as loaded from its index page; row 0 = segment, rows 1.. = pages."""
 
@@ -104,6 +120,8 @@ class ZoneMapIndex:
         self.maxs = batch.column("max").chunk(0) if batch.num_rows else pa.array([], arrow_type)
         self.has_null = batch.column("has_null").to_numpy().astype(bool)
         self.has_not_null = batch.column("has_not_null").to_numpy().astype(bool)
+        self._np_mins = _as_numpy(self.mins)
+        self._np_maxs = _as_numpy(self.maxs)
 
     @property
     def segment(self) -> ZoneMap:
@@ -132,6 +150,10 @@ class ZoneMapIndex:
         return self.has_not_null & mask if mask is not None else everything
 
     def _cmp(self, fn, arr: pa.Array, s: pa.Scalar) -> np.ndarray:
+        fast = self._np_mins if arr is self.mins else self._np_maxs if arr is self.maxs else None
+        if fast is not None:
+            # a zone without a non-null value holds a filler here; callers AND with has_not_null
+            return np.asarray(_NUMPY_OPS[fn](fast, s.as_py()), dtype=bool)
         return pc.fill_null(fn(arr, s), False).to_numpy(zero_copy_only=False)
 
     def _ge_min(self, s: pa.Scalar) -> np.ndarray:  # min <= s
