@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -15,9 +16,10 @@ from planner.values import result_supertype
 from storage.predicate import ColumnPredicate
 
 
-class PhysicalOperator:
-    def execute(self) -> pa.Table:  # pragma: no cover - interface
-        raise NotImplementedError
+class PhysicalOperator(ABC):
+    @abstractmethod
+    def execute(self) -> pa.Table:
+        ...
 
 
 @dataclass

@@ -10,6 +10,8 @@ preallocated column-sized buffer, so a scan returns one contiguous Arrow array p
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -145,7 +147,7 @@ def _bounds(n: int, rows_per_page: int) -> np.ndarray:
     return np.append(np.arange(0, n, rows_per_page, dtype=np.int64), n)
 
 
-class ColumnEncoder:
+class ColumnEncoder(ABC):
     """Splits one column (a single-chunk Arrow array) into pages and encodes them."""
 
     dictionary_page: bytes | None = None
@@ -154,11 +156,13 @@ class ColumnEncoder:
         self.arr = arr
         self.valid = _validity(arr)
 
+    @abstractmethod
     def page_bounds(self) -> np.ndarray:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def encode_page(self, start: int, end: int) -> bytes:
-        raise NotImplementedError
+        ...
 
     def _page(self, enc: PageEncoding, start: int, end: int, values: bytes, width: int = 0, base: int = 0,
               base2: int = 0) -> bytes:
@@ -301,7 +305,7 @@ def make_encoder(arr: pa.Array) -> ColumnEncoder:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-class ColumnDecoder:
+class ColumnDecoder(ABC):
     """Receives a column's selected pages in row order and builds one Arrow array (or chunked array)."""
 
     def __init__(self, arrow_type: pa.DataType, total_rows: int) -> None:
@@ -325,16 +329,18 @@ class ColumnDecoder:
         self._add_values(h, body, start, self.pos, n)
         self.pos += n
 
+    @abstractmethod
     def _add_values(self, h: PageHeader, body: bytes | memoryview, start: int, row: int, n: int) -> None:
-        raise NotImplementedError
+        ...
 
     def finish(self) -> pa.Array | pa.ChunkedArray:
         if self.pos != self.total:
             raise CorruptDataError("page row counts disagree with the ordinal index")
         return self._finish()
 
+    @abstractmethod
     def _finish(self) -> pa.Array | pa.ChunkedArray:
-        raise NotImplementedError
+        ...
 
     def _validity(self, start: int = 0, end: int | None = None) -> tuple[pa.Buffer | None, int]:
         if self.valid is None:
