@@ -1,6 +1,7 @@
 """SSB flat benchmark: load rate vs Spark's Parquet write, 13 query times vs DuckDB, results checked.
 
     python -m bench.ssb.run --sf 1 [--repeat 3] [--load-repeat 1] [--buckets 8] [--data DIR] [--skip-spark]
+    python -m bench.ssb.run --sf 1 --rollups [--rollup-build create|alter] [--buckets 2]   (bench.ssb.rollups)
 
 In one run:
 
@@ -46,7 +47,7 @@ import pymysql
 from bench.ssb.compare import diff
 from bench.ssb.generate import default_out, flat_glob, generate, is_generated, sf_label
 from bench.ssb.queries import QUERIES, duckdb_sql
-from bench.ssb.schema import DEFAULT_BUCKETS, flat_ddl
+from bench.ssb.schema import DEFAULT_BUCKETS, ROLLUP_BUCKETS, flat_ddl
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "bench" / "out"
@@ -190,7 +191,7 @@ def write_warmup_file(data: Path, work: Path) -> Path:
 
 
 def load(cur: pymysql.cursors.Cursor, report: Report, data: Path, work: Path, warmup: bool = True,
-         load_repeat: int = 1) -> None:
+         load_repeat: int = 1, rollups: bool = False) -> None:
     """Warm-up load of a small file into a scratch table, then the timed load of every flat file (best
     of `load_repeat`, each into a freshly created table)."""
     if warmup:
@@ -203,7 +204,7 @@ def load(cur: pymysql.cursors.Cursor, report: Report, data: Path, work: Path, wa
     for i in range(load_repeat):
         if i:
             cur.execute("DROP TABLE lineorder_flat")
-        cur.execute(flat_ddl("lineorder_flat", report.buckets))
+        cur.execute(flat_ddl("lineorder_flat", report.buckets, rollups=rollups))
         t0 = time.perf_counter()
         cur.execute(_local_insert("lineorder_flat", flat_glob(data)))
         seconds = time.perf_counter() - t0
@@ -298,6 +299,15 @@ def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = DEF
     return report
 
 
+def _write(text: str, name: str) -> None:
+    print()
+    print(text)
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / name
+    path.write_text(text)
+    print(f"written to {path.relative_to(ROOT)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sf", type=float, default=1.0)
@@ -305,20 +315,30 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per query (best is reported)")
     ap.add_argument("--load-repeat", type=int, default=1,
                     help="timed loads and Spark writes (best is reported; the shared machine is noisy)")
-    ap.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS)
+    ap.add_argument("--buckets", type=int, default=None,
+                    help=f"buckets per partition (default {DEFAULT_BUCKETS}; {ROLLUP_BUCKETS} with --rollups)")
     ap.add_argument("--skip-spark", action="store_true", help="skip the Spark Parquet write baseline")
     ap.add_argument("--query", action="append", help="run only this query (repeatable), e.g. Q2.1")
     ap.add_argument("--keep", action="store_true", help="keep the server's storage folder on failure")
+    ap.add_argument("--rollups", action="store_true",
+                    help="rollups mode (bench.ssb.rollups): each query with rollups, without, and in DuckDB, "
+                         "the index hit, written to bench/out/ssb-sf<SF>-rollups.md (no Spark, no warm-up load)")
+    ap.add_argument("--rollup-build", choices=("create", "alter"), default="create",
+                    help="rollups mode: CREATE TABLE ... ROLLUP, the load writes them (default, faster), or "
+                         "ALTER TABLE ADD ROLLUP after the load, timed until FINISHED")
     args = ap.parse_args()
-    report = run(args.sf, args.data, args.repeat, args.buckets, not args.skip_spark, args.keep, args.query,
+    if args.rollups:
+        from bench.ssb import rollups
+
+        result = rollups.run(args.sf, args.data, args.repeat, args.buckets or ROLLUP_BUCKETS, args.rollup_build,
+                             args.keep, args.query)
+        _write(result.markdown(), f"ssb-sf{sf_label(args.sf)}-rollups.md")
+        if not result.correct:
+            raise SystemExit(1)
+        return
+    report = run(args.sf, args.data, args.repeat, args.buckets or DEFAULT_BUCKETS, not args.skip_spark, args.keep, args.query,
                  load_repeat=args.load_repeat)
-    text = report.markdown()
-    print()
-    print(text)
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"ssb-sf{sf_label(args.sf)}.md"
-    path.write_text(text)
-    print(f"written to {path.relative_to(ROOT)}")
+    _write(report.markdown(), f"ssb-sf{sf_label(args.sf)}.md")
     if not report.correct:
         raise SystemExit(1)
 
