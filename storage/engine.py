@@ -34,8 +34,9 @@ from storage.catalog.model import (
 from storage.catalog.store import Catalog, new_label
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
+from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
 from storage.segment.reader import SegmentReader, open_segment
-from storage.segment.writer import write_segments
+from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
 from storage.tablet.bucket_hash import pmod, random_buckets, spark_hash
@@ -110,10 +111,27 @@ def reject_masks(table: OlapTable, data: pa.Table) -> tuple[np.ndarray, list[tup
     return positions, checks
 
 
+def segment_index_config(table: OlapTable, index: MaterializedIndexMeta) -> SegmentIndexConfig | None:
+    """The bloom filter (`bloom_filter_columns` / `bloom_filter_fpp` properties) and bitmap (`INDEX ... USING
+    BITMAP`) indexes of the columns `index` holds, as the segment writer takes them; None when there are
+    none. The one place a load, a Spark task, a rollup build or a rollup completion derives them from."""
+    by_lower = {c.name.lower(): c.name for c in index.columns}
+    props = table.props
+    fpp = float(props.get("bloom_filter_fpp") or DEFAULT_BLOOM_FILTER_FPP)
+    bloom = {by_lower[n]: fpp for n in (c.strip().lower() for c in props.get("bloom_filter_columns", "").split(","))
+             if n in by_lower}
+    bitmap = frozenset(by_lower[c.lower()] for d in table.index_defs if d.index_type.upper() == "BITMAP"
+                       for c in d.columns if c.lower() in by_lower)
+    config = SegmentIndexConfig(bloom, bitmap)
+    return config if config else None
+
+
 def write_staged_rowset(staging: Path, tablet: Tablet, index: MaterializedIndexMeta, rows: pa.Table,
-                        max_segment_bytes: int, presorted: bool = False) -> StagedRowset | None:
+                        max_segment_bytes: int, presorted: bool = False,
+                        indexes: SegmentIndexConfig | None = None) -> StagedRowset | None:
     """Shape `rows` for the index (unless `presorted`: already projected, sorted and aggregated) and write
-    its segments into `staging`/<tablet_id>/ (a transaction's staging folder)."""
+    its segments into `staging`/<tablet_id>/ (a transaction's staging folder), with the bloom filter and
+    bitmap indexes `indexes` asks for (see segment_index_config)."""
     data = rows if presorted else build_memtable(rows, index)
     if data.num_rows == 0:
         return None
@@ -121,7 +139,7 @@ def write_staged_rowset(staging: Path, tablet: Tablet, index: MaterializedIndexM
     stage = staging / str(tablet.tablet_id)
     stage.mkdir(parents=True, exist_ok=True)
     infos = write_segments(stage, rowset_id, data, len(key_column_names(index)), index.short_key_column_count,
-                           max_segment_bytes)
+                           max_segment_bytes, indexes)
     return StagedRowset(tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id,
                         num_rows=data.num_rows, num_segments=len(infos),
                         data_size=sum(i.data_size for i in infos))
@@ -165,6 +183,7 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
     cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
     staged: list[StagedRowset] = []
     touched: set[int] = set()
+    configs = {index.index_id: segment_index_config(table, index) for index in table.indexes}
     for idx in np.split(order, cuts):
         g = int(group[idx[0]])
         partition = table.partitions[g // max_buckets]
@@ -177,9 +196,10 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
                 raise doris_error(f"tablet for partition {partition.name} bucket {bucket} not found")
             if base_sorted and index.index_id == table.base_index_id:
                 rs = write_staged_rowset(staging, tablet, index, _base_memtable(part_rows, index),
-                                         max_segment_bytes, presorted=True)
+                                         max_segment_bytes, presorted=True, indexes=configs[index.index_id])
             else:
-                rs = write_staged_rowset(staging, tablet, index, part_rows, max_segment_bytes)
+                rs = write_staged_rowset(staging, tablet, index, part_rows, max_segment_bytes,
+                                         indexes=configs[index.index_id])
             if rs is not None:
                 staged.append(rs)
     return staged, sorted(touched)
@@ -391,7 +411,8 @@ class StorageEngine:
             readers = [SegmentReader(p) for p in paths]
             rows = pa.concat_tables([r.read(r.schema.names) for r in readers])
             for index, tablet in missing:
-                rs = write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes)
+                rs = write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes,
+                                         indexes=segment_index_config(table, index))
                 if rs is not None:
                     extra.append(rs)
         return extra

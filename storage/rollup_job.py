@@ -43,7 +43,7 @@ from storage.catalog.model import (
     RollupJob,
 )
 from storage.catalog.rollup_jobs import JobStateChanged
-from storage.engine import ScanRequest, StagedRowset, StorageEngine, write_staged_rowset
+from storage.engine import ScanRequest, StagedRowset, StorageEngine, segment_index_config, write_staged_rowset
 
 log = logging.getLogger(__name__)
 
@@ -143,6 +143,7 @@ class RollupJobRunner:
         targets = {t.bucket: t for t in self.catalog.tablets(table.table_id, partition.partition_id,
                                                               rollup.index_id)}
         staged: list[StagedRowset] = []
+        indexes = segment_index_config(table, rollup)
         for tablet in self.catalog.tablets(table.table_id, partition.partition_id, source.index_id):
             rows = self.engine.scan(ScanRequest(
                 table=table, schema=placeholder, columns=names, partition_ids=[partition.partition_id],
@@ -151,7 +152,8 @@ class RollupJobRunner:
             )).table
             if rows.num_rows == 0:
                 continue
-            rs = write_staged_rowset(staging, targets[tablet.bucket], rollup, rows, self.engine.max_segment_bytes)
+            rs = write_staged_rowset(staging, targets[tablet.bucket], rollup, rows, self.engine.max_segment_bytes,
+                                     indexes=indexes)
             if rs is not None:
                 staged.append(rs)
         return staged

@@ -2,6 +2,7 @@
 
     MAGIC (8 bytes)
     per column: data pages (contiguous, row order) | ordinal index page | zone map page | [dictionary page]
+                | [bloom filter index page] | [bitmap index pages, meta page last]
     [short key index page]
     footer: schema_len u32 | Arrow IPC schema (types, nullability, metadata) | JSON (counts, part locations)
     footer_len u32 | footer crc32 u32 | MAGIC
@@ -46,6 +47,19 @@ class ColumnMeta:
     ordinal_index: PagePointer
     zone_map: PagePointer
     dictionary: PagePointer | None = None
+    bloom_filter: PagePointer | None = None  # per-page bloom filters (bloom_filter.py), when configured
+    bitmap_index: PagePointer | None = None  # the bitmap index's meta page (bitmap_index.py), when configured
+
+
+_OPTIONAL_INDEXES = ("bloom_filter", "bitmap_index")  # written only when present: older files lack the keys
+
+
+def _column_json(c: ColumnMeta) -> dict:
+    d = asdict(c)
+    for key in _OPTIONAL_INDEXES:
+        if d[key] is None:
+            del d[key]
+    return d
 
 
 @dataclass(frozen=True)
@@ -67,7 +81,7 @@ class Footer:
             "num_short_key_columns": self.num_short_key_columns,
             "short_key_columns": self.short_key_columns,
             "short_key_index": asdict(self.short_key_index) if self.short_key_index else None,
-            "columns": [asdict(c) for c in self.columns],
+            "columns": [_column_json(c) for c in self.columns],
         }
         return struct.pack("<I", len(schema)) + schema + json.dumps(meta, separators=(",", ":")).encode()
 
@@ -89,7 +103,8 @@ class Footer:
                 return p
 
             columns = [ColumnMeta(c["name"], int(c["num_pages"]), ptr(c["data"]), ptr(c["ordinal_index"]),
-                                  ptr(c["zone_map"]), ptr(c["dictionary"])) for c in meta["columns"]]
+                                  ptr(c["zone_map"]), ptr(c["dictionary"]), ptr(c.get("bloom_filter")),
+                                  ptr(c.get("bitmap_index"))) for c in meta["columns"]]
             footer = cls(schema, int(meta["num_rows"]), int(meta["num_key_columns"]),
                          int(meta["num_short_key_columns"]), int(meta["short_key_columns"]),
                          ptr(meta["short_key_index"]), columns)

@@ -1,7 +1,9 @@
-"""Segment reader: index-driven row narrowing (short key, then zone maps) and page-level column reads.
+"""Segment reader: index-driven row narrowing (short key, zone maps, page bloom filters, then bitmap
+indexes: Doris's order) and page-level column reads.
 
-Opening reads and verifies only the footer; ordinal indexes, zone maps, dictionaries and the short key
-index are loaded on first use and cached (the file is immutable). No file handle is kept open between
+Opening reads and verifies only the footer; ordinal indexes, zone maps, dictionaries, the short key
+index, bloom filters and bitmap index meta pages are loaded on first use and cached (the file is
+immutable). No file handle is kept open between
 calls, so thousands of readers cost no descriptors.
 """
 
@@ -20,7 +22,9 @@ import numpy as np
 import pyarrow as pa
 
 from storage.errors import CorruptDataError, StorageError
-from storage.predicate import ColumnPredicate
+from storage.predicate import ColumnPredicate, Op
+from storage.segment.bitmap_index import BitmapIndexReader
+from storage.segment.bloom_filter import BloomFilterIndexReader
 from storage.segment.encoding import decode_dictionary, make_decoder
 from storage.segment.format import ColumnMeta, PagePointer, read_footer
 from storage.segment.ordinal_index import OrdinalIndex
@@ -36,6 +40,7 @@ _PARALLEL_MIN_ROWS = 64 * 1024
 _CACHE_SIZE = 4096
 _cache: OrderedDict[str, tuple[tuple[int, int, int, int], SegmentReader]] = OrderedDict()
 _cache_lock = threading.Lock()
+_BITMAP_OPS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN, Op.IS_NULL, Op.IS_NOT_NULL})
 
 
 def open_segment(path: Path) -> SegmentReader:
@@ -75,6 +80,8 @@ class SegmentReader:
         self._zone_maps: dict[str, ZoneMapIndex] = {}
         self._dictionaries: dict[str, pa.Array] = {}
         self._short_key: ShortKeyIndex | None = None
+        self._bloom_filters: dict[str, BloomFilterIndexReader] = {}
+        self._bitmap_indexes: dict[str, BitmapIndexReader] = {}
 
     # ------------------------------------------------------------------ index loading
 
@@ -145,6 +152,75 @@ class SegmentReader:
                 raise CorruptDataError(f"corrupt segment {self.name}: {e.message}") from e
         return self._short_key
 
+    def _bloom_filter(self, column: str) -> BloomFilterIndexReader | None:
+        meta = self._meta(column)
+        if meta.bloom_filter is None:
+            return None
+        bf = self._bloom_filters.get(column)
+        if bf is None:
+            with open(self.path, "rb") as f:
+                f.seek(meta.bloom_filter.offset)
+                page = f.read(meta.bloom_filter.size)
+            try:
+                bf = BloomFilterIndexReader.from_page(page, self.schema.field(column).type, meta.num_pages,
+                                                      f"{self.name} (bloom filter of {column})")
+            except CorruptDataError as e:
+                raise CorruptDataError(f"corrupt segment {self.name}: {e.message}") from e
+            self._bloom_filters[column] = bf
+        return bf
+
+    def _read_range(self, ptr: PagePointer) -> bytes:
+        with open(self.path, "rb") as f:
+            f.seek(ptr.offset)
+            return f.read(ptr.size)
+
+    def _bitmap_index(self, column: str) -> BitmapIndexReader | None:
+        meta = self._meta(column)
+        if meta.bitmap_index is None:
+            return None
+        bi = self._bitmap_indexes.get(column)
+        if bi is None:
+            bi = BitmapIndexReader(self._read_range, meta.bitmap_index, self.schema.field(column).type,
+                                   f"{self.name} (bitmap index of {column})")
+            self._bitmap_indexes[column] = bi
+        return bi
+
+    def _bloom_filter_ranges(self, preds: Sequence[ColumnPredicate], ranges: RowRanges) -> RowRanges:
+        """Drop the pages whose bloom filter rules out an `=`, `IN` or `IS NULL` predicate."""
+        for p in preds:
+            if ranges.is_empty:
+                break
+            if not BloomFilterIndexReader.can_use(p):
+                continue
+            bf = self._bloom_filter(p.column)
+            if bf is None:
+                continue
+            keep = bf.may_match(p)
+            if not keep.all():
+                ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
+        return ranges
+
+    def _bitmap_index_ranges(self, preds: Sequence[ColumnPredicate], ranges: RowRanges) -> RowRanges:
+        """Intersect with the exact row sets the bitmap indexes give for their columns' predicates."""
+        rows = None
+        for p in preds:
+            if p.op not in _BITMAP_OPS:
+                continue
+            bi = self._bitmap_index(p.column)
+            if bi is None:
+                continue
+            got = bi.rows(p)
+            rows = got if rows is None else rows & got
+            if not rows:
+                return RowRanges.empty()
+        if rows is None:
+            return ranges
+        ids = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
+        breaks = np.flatnonzero(np.diff(ids) != 1) + 1
+        starts = ids[np.concatenate([[0], breaks])]
+        ends = ids[np.concatenate([breaks - 1, [len(ids) - 1]])] + 1
+        return ranges.intersect(RowRanges(starts, ends))
+
     # ------------------------------------------------------------------ public API
 
     def zone_map(self, column: str) -> ZoneMap:
@@ -181,6 +257,17 @@ class SegmentReader:
                 ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
         if stats is not None:
             stats.rows_stats_filtered += before - ranges.count()
+        indexed = [self._meta(p.column) for p in preds]
+        if not ranges.is_empty and any(m.bloom_filter is not None for m in indexed):
+            before = ranges.count()
+            ranges = self._bloom_filter_ranges(preds, ranges)
+            if stats is not None:
+                stats.rows_bloom_filter_filtered += before - ranges.count()
+        if not ranges.is_empty and any(m.bitmap_index is not None for m in indexed):
+            before = ranges.count()
+            ranges = self._bitmap_index_ranges(preds, ranges)
+            if stats is not None:
+                stats.rows_bitmap_index_filtered += before - ranges.count()
         return ranges
 
     def read(self, columns: Sequence[str], row_ranges: RowRanges | None = None,

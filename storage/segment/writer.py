@@ -1,7 +1,8 @@
 """Segment writer: turns a key-sorted Arrow table into one or more immutable segment files.
 
 Columns are written one after another (all data pages of a column are contiguous, so a full scan of a
-column is one sequential read), each followed by its ordinal index, zone map and dictionary pages; then
+column is one sequential read), each followed by its ordinal index, zone map and dictionary pages and, when the table asks for them
+(`SegmentIndexConfig`), its page bloom filters and bitmap index; then
 the short key index and the footer (format.py). A file is written under a temporary name, fsync'ed and
 renamed, so "<prefix>_<n>.dat" is either complete or absent.
 """
@@ -9,13 +10,16 @@ renamed, so "<prefix>_<n>.dat" is either complete or absent.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from storage.errors import StorageError
+from storage.segment.bitmap_index import BitmapIndexWriter, supports_bitmap_index
+from storage.segment.bloom_filter import BloomFilterIndexWriter
 from storage.segment.encoding import check_supported, make_encoder
 from storage.segment.format import MAGIC, ColumnMeta, Footer, PagePointer, write_tail
 from storage.segment.ordinal_index import encode_ordinal_index
@@ -23,6 +27,20 @@ from storage.segment.short_key_index import build_short_key_page, short_key_colu
 from storage.segment.zone_map import build_zone_maps, encode_zone_map_page
 
 DEFAULT_MAX_SEGMENT_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SegmentIndexConfig:
+    """The optional per-column indexes of the segments written: `bloom_filter` maps a column to the false
+    positive probability of its page bloom filters, `bitmap` names the columns that get a bitmap index.
+    Columns the data does not hold are ignored (a rollup holds a subset), and so is a bitmap index on a
+    type it does not support."""
+
+    bloom_filter: Mapping[str, float] = field(default_factory=dict)
+    bitmap: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.bloom_filter) or bool(self.bitmap)
 
 
 @dataclass(frozen=True)
@@ -61,9 +79,10 @@ def _split(data: pa.Table, max_segment_bytes: int) -> list[tuple[int, int]]:
 
 
 def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns: int,
-                   num_short_key_columns: int, max_segment_bytes: int = DEFAULT_MAX_SEGMENT_BYTES
-                   ) -> list[SegmentInfo]:
-    """Write `data` (already sorted by its first `num_key_columns` columns) as "<prefix>_<n>.dat" files."""
+                   num_short_key_columns: int, max_segment_bytes: int = DEFAULT_MAX_SEGMENT_BYTES,
+                   indexes: SegmentIndexConfig | None = None) -> list[SegmentInfo]:
+    """Write `data` (already sorted by its first `num_key_columns` columns) as "<prefix>_<n>.dat" files,
+    with the bloom filter / bitmap indexes `indexes` asks for."""
     if data.num_rows == 0:
         return []
     if not 0 <= num_key_columns <= data.num_columns:
@@ -75,7 +94,7 @@ def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns
     for n, (start, end) in enumerate(_split(data, max_segment_bytes)):
         name = f"{prefix}_{n}.dat"
         size = write_segment(directory / name, data.slice(start, end - start), num_key_columns,
-                             num_short_key_columns)
+                             num_short_key_columns, indexes)
         infos.append(SegmentInfo(name, end - start, size))
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
@@ -85,11 +104,12 @@ def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns
     return infos
 
 
-def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int) -> int:
+def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int,
+                  indexes: SegmentIndexConfig | None = None) -> int:
     """Write one segment file; returns its size in bytes."""
     tmp = path.with_name(path.name + ".tmp")
     try:
-        size = _write_file(tmp, data, num_key_columns, num_short_key_columns)
+        size = _write_file(tmp, data, num_key_columns, num_short_key_columns, indexes or SegmentIndexConfig())
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -97,7 +117,8 @@ def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_ke
     return size
 
 
-def _write_file(tmp: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int) -> int:
+def _write_file(tmp: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int,
+                indexes: SegmentIndexConfig) -> int:
     with open(tmp, "wb", buffering=1 << 20) as f:
         f.write(MAGIC)
         pos = len(MAGIC)
@@ -125,7 +146,16 @@ def _write_file(tmp: Path, data: pa.Table, num_key_columns: int, num_short_key_c
             ordinal = put(encode_ordinal_index(first_rows, offsets, sizes))
             zone_map = put(encode_zone_map_page(build_zone_maps(arr, bounds)))
             dictionary = put(enc.dictionary_page) if enc.dictionary_page is not None else None
-            columns.append(ColumnMeta(fld.name, len(first_rows), data_ptr, ordinal, zone_map, dictionary))
+            bloom = bitmap = None
+            fpp = indexes.bloom_filter.get(fld.name)
+            if fpp is not None:
+                bf = BloomFilterIndexWriter(fpp)
+                bf.add_column(arr, bounds)
+                bloom = put(bf.finish())
+            if fld.name in indexes.bitmap and supports_bitmap_index(fld.type):
+                bitmap = BitmapIndexWriter(arr, fld.name).write(put)
+            columns.append(ColumnMeta(fld.name, len(first_rows), data_ptr, ordinal, zone_map, dictionary,
+                                      bloom, bitmap))
         sk_count = short_key_columns(data.schema, num_key_columns, num_short_key_columns)
         sk_page = build_short_key_page(arrays[:sk_count], data.num_rows) if sk_count else None
         short_key = put(sk_page) if sk_page is not None else None
