@@ -17,7 +17,7 @@ from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
 from storage.engine import ScanRequest, StorageEngine
-from storage.predicate import ColumnPredicate
+from storage.predicate import ColumnPredicate, Op
 from storage.stats import ScanStats
 
 
@@ -27,6 +27,16 @@ def arrow_schema(table: OlapTable) -> pa.Schema:
                       for c in table.columns])
 
 
+@dataclass(frozen=True)
+class ScanProfile:
+    """One OlapScan's counters, as a query profile shows them."""
+
+    table: str  # db.table
+    index: str  # the materialized index read (base or rollup name)
+    predicates: tuple[str, ...]  # pushed down (Doris's PushDownPredicates info string)
+    stats: ScanStats
+
+
 @dataclass
 class OlapTableSource:
     engine: StorageEngine
@@ -34,6 +44,9 @@ class OlapTableSource:
     db_name: str = ""
     versions: dict[int, int] | None = None  # the snapshot the statement reads; taken at first scan
     stats: ScanStats = field(default_factory=ScanStats)
+    # a query profile's scan list (enable_profile): shared by the copies the rewrite rules make, so every
+    # physical scan of the statement appends its counters to the same list
+    profile: list[ScanProfile] | None = None
 
     def __post_init__(self) -> None:
         self.name = self.table.name
@@ -102,4 +115,16 @@ class OlapTableSource:
             merge=self.merge, tablet_ids=self.tablet_ids,
         ))
         self.stats = result.stats
+        if self.profile is not None:
+            self.profile.append(ScanProfile(
+                f"{self.db_name}.{self.table.name}" if self.db_name else self.table.name, self.index.name,
+                tuple(_predicate_text(p) for p in predicates), result.stats))
         return result.table
+
+
+def _predicate_text(p: ColumnPredicate) -> str:
+    if p.op in (Op.IN, Op.NOT_IN):
+        return f"{p.column} {p.op.value} ({', '.join(repr(v) for v in p.values)})"
+    if p.values:
+        return f"{p.column} {p.op.value} {p.values[0]!r}"
+    return f"{p.column} {p.op.value}"

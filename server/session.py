@@ -7,9 +7,11 @@ USE are answered from server state here.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,7 @@ from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
+from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
@@ -65,6 +68,7 @@ class SessionContext:
         self.loads = LoadJobs(self.engine.root, progress=_spark_progress)
         self.alter_jobs = AlterJobs(self.engine, self.config)
         self.alter_jobs.start()  # its thread waits until the engine is opened
+        self.profiles = ProfileStore()
 
 
 def _spark_progress(job_group: str) -> tuple[int, int] | None:
@@ -123,10 +127,13 @@ class Session:
         self.database: str | None = None
         self.vars = SessionVariables(ctx.globals)
         self.warnings: list[tuple[str, int, str]] = []
+        self._sql = ""  # the statement text a query profile records
+        self._profile: QueryProfile | None = None  # set while a profiled query runs
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
         statements = parse(sql)
+        self._sql = sql.strip()
         if not statements:
             if sql.strip():
                 return [OkResult()]  # only comments, e.g. MariaDB's /*M!... */ that MySQL-family servers skip
@@ -193,7 +200,8 @@ class Session:
             from server.information_schema import _table
 
             return ArrowTableSource(name, _table("proc", []))
-        return OlapTableSource(self.ctx.engine, self._table(db, name), db_name=self._db(db))
+        return OlapTableSource(self.ctx.engine, self._table(db, name), db_name=self._db(db),
+                               profile=self._profile.scans if self._profile is not None else None)
 
     # -- queries ----------------------------------------------------------------------------------------
     def query_context(self, extra: dict[str, TableSource] | None = None) -> QueryContext:
@@ -227,7 +235,35 @@ class Session:
         return table
 
     def _query(self, s: st.Query) -> Result:
-        return ResultSet(self.run_query(s.expression))
+        if not self.vars.flag("enable_profile"):
+            return ResultSet(self.run_query(s.expression))
+        profile = QueryProfile(new_query_id(), self.info.user, self.database or "", self._sql,
+                               dt.datetime.now().replace(microsecond=0), time.perf_counter_ns())
+        self._profile = profile
+        try:
+            result = ResultSet(self.run_query(s.expression))
+            profile.state = "EOF"
+        except Exception:
+            profile.state = "ERR"
+            raise
+        finally:
+            self._profile = None
+            profile.total_ns = time.perf_counter_ns() - profile.start_ns
+            profile.end = dt.datetime.now().replace(microsecond=0)
+            self.ctx.profiles.add(profile)
+        return result
+
+    def _show_query_profile(self, s: st.ShowQueryProfile) -> Result:
+        path = s.path.strip()
+        if path in ("", "/"):
+            rows = [p.list_row() for p in self.ctx.profiles.recent()]
+            return ResultSet(pa.table({name: pa.array([r[i] for r in rows], pa.string())
+                                       for i, name in enumerate(LIST_COLUMNS)}))
+        query_id = path.strip("/").split("/")[0]
+        profile = self.ctx.profiles.get(query_id)
+        if profile is None:
+            raise doris_error(f"query id {query_id} does not exist")
+        return ResultSet(pa.table({"Profile": pa.array(profile.text(), pa.string())}))
 
     def _explain(self, s: st.Explain) -> Result:
         from planner.explain import explain_query
@@ -598,6 +634,7 @@ class Session:
         st.Explain: _explain,
         st.Insert: _insert,
         st.ShowLoad: _show_load,
+        st.ShowQueryProfile: _show_query_profile,
         st.CancelLoad: _cancel_load,
         st.CreateDatabase: _create_database,
         st.DropDatabase: _drop_database,

@@ -65,6 +65,7 @@ class DorisLiteParser(DorisParser):
         "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
         "LOAD": lambda self: self._parse_show_load(),
+        "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
     }
@@ -326,6 +327,12 @@ class DorisLiteParser(DorisParser):
                 this=table, temporary=temporary, where=where, order=order, limit=limit, offset=offset
             )
         )
+
+    def _parse_show_query_profile(self) -> dx.ShowQueryProfile:
+        path = self._parse_string()
+        if path is None:
+            self.raise_error('Expected a path string after SHOW QUERY PROFILE, e.g. "/"')
+        return self.expression(dx.ShowQueryProfile(this=path))
 
     def _parse_show_load(self) -> dx.ShowLoad:
         db = self._parse_id_var() if self._match(TokenType.FROM) or self._match(TokenType.IN) else None

@@ -90,6 +90,12 @@ class TableFunction(exp.Expression):
         return {p.name.lower(): p.args["value"].name for p in self.expressions}
 
 
+class ShowQueryProfile(exp.Expression):
+    """`SHOW QUERY PROFILE "/path"`."""
+
+    arg_types = {"this": True}
+
+
 class ShowLoad(exp.Expression):
     """`SHOW LOAD [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT ..]`."""
 

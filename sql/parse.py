@@ -485,6 +485,10 @@ def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
     )
 
 
+def _show_query_profile(node: dx.ShowQueryProfile) -> st.Statement:
+    return st.ShowQueryProfile(node.this.name)
+
+
 def _show_load(node: dx.ShowLoad) -> st.Statement:
     order = node.args.get("order")
     return st.ShowLoad(
@@ -665,6 +669,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Show: _show,
     dx.ShowPartitions: _show_partitions,
     dx.ShowLoad: _show_load,
+    dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,
     dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(_text(n.args.get("db"))),
     dx.CancelAlterTable: _cancel_alter_table,

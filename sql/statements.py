@@ -324,6 +324,13 @@ class Explain(Statement):
 
 
 @dataclass(frozen=True)
+class ShowQueryProfile(Statement):
+    """SHOW QUERY PROFILE "/" (recent profiled queries) or "/<query id>" (that query's scan counters)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class ShowLoad(Statement):
     """SHOW LOAD [FROM db] [WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "s"] [ORDER BY ..] [LIMIT ..]."""
 

@@ -457,9 +457,14 @@ class StorageEngine:
 
         def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
+            started = time.perf_counter_ns()
             part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, own)
             if part is not None and part.num_rows and (exact_before or exact_after):
+                before = part.num_rows
                 part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
+                own.rows_vector_pred_filtered += before - part.num_rows
+            own.rows_returned += 0 if part is None else part.num_rows
+            own.scan_time_ns += time.perf_counter_ns() - started
             return (None if part is None or part.num_rows == 0 else part.select(requested)), own
 
         busy = [t for t in tablets if rowsets_by_tablet[t.tablet_id]]

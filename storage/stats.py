@@ -16,9 +16,14 @@ class ScanStats:
     rows_bloom_filter_filtered: int = 0
     rows_bitmap_index_filtered: int = 0
     rows_del_filtered: int = 0
+    # removed by the exact predicate evaluated over the rows read (RowsVectorPredFiltered); together with
+    # the index counters above: rows in the segments = every *_filtered counter + rows_returned
+    rows_vector_pred_filtered: int = 0
+    rows_returned: int = 0  # rows the scan hands up (RowsReturned)
     pages_read: int = 0
     pages_skipped: int = 0
     bytes_read: int = 0
+    scan_time_ns: int = 0  # wall time summed over tablets (ScanTime); tablets may run in parallel
 
     def merge(self, other: ScanStats) -> None:
         """Add another scan's counters into this one (e.g. per-segment stats into a tablet's)."""

@@ -1,0 +1,146 @@
+"""Segment indexes: short key point lookup, bloom filter and bitmap index queries vs the same table without
+those indexes vs DuckDB, on one DUPLICATE table, in one run.
+
+    python -m bench.index_bench [--rows N] [--repeat R]
+
+Two tables hold the same rows (sorted by k): `t_idx` with `bloom_filter_columns = "hc"` and a BITMAP index
+on `lc`, `t_plain` without them. Queries run through the planner (execute_query over OlapTableSource),
+timed best-of-R with warm caches; each answer is checked against DuckDB's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import sqlglot
+
+from planner.context import QueryContext
+from planner.olap_source import OlapTableSource
+from planner.query import execute_query
+from storage.catalog.model import (
+    KEYS_DUP,
+    Column,
+    DistributionInfo,
+    IndexDef,
+    PartitionInfo,
+    PartitionItem,
+    TableSpec,
+)
+from storage.engine import StorageEngine
+from storage.stats import ScanStats
+
+BATCH = 2_000_000
+BUCKETS = 4
+
+
+def make_batch(start: int, rows: int, total: int, rng: np.random.Generator) -> pa.Table:
+    k = np.arange(start, start + rows, dtype=np.int64)
+    return pa.table({
+        "k": pa.array(k),
+        "hc": pa.array(rng.integers(0, 1 << 40, rows, dtype=np.int64)),  # high cardinality, random order
+        "lc": pa.array(rng.integers(0, 2000, rows, dtype=np.int32)),  # low cardinality, random order
+        "v": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int64)),
+    })
+
+
+def spec(name: str, indexed: bool) -> TableSpec:
+    columns = (Column("k", "BIGINT", is_key=True, aggregation=None, nullable=False),
+               Column("hc", "BIGINT", is_key=False, aggregation="NONE"),
+               Column("lc", "INT", is_key=False, aggregation="NONE"),
+               Column("v", "BIGINT", is_key=False, aggregation="NONE"))
+    return TableSpec(
+        name=name, keys_type=KEYS_DUP, columns=columns, short_key_column_count=1,
+        partition_info=PartitionInfo("UNPARTITIONED"), partition_items=(PartitionItem(name),),
+        distribution=DistributionInfo("RANDOM", (), BUCKETS),
+        properties=(("bloom_filter_columns", "hc"),) if indexed else (),
+        index_defs=(IndexDef("idx_lc", ("lc",), "BITMAP"),) if indexed else (),
+    )
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=20_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="index_bench_"))
+    try:
+        run(root, args.rows, args.repeat)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, rows: int, repeat: int) -> None:
+    engine = StorageEngine(root / "storage")
+    engine.open()
+    engine.catalog.create_database("db")
+    tables = {name: engine.catalog.create_table("db", spec(name, name == "t_idx")) for name in ("t_idx", "t_plain")}
+    rng = np.random.default_rng(11)
+    con = duckdb.connect()
+    t0 = time.perf_counter()
+    probe_hc = None
+    for start in range(0, rows, BATCH):
+        batch = make_batch(start, min(BATCH, rows - start), rows, rng)
+        if probe_hc is None:
+            probe_hc = int(batch.column("hc")[12345 % batch.num_rows].as_py())
+        for table in tables.values():
+            engine.load(table, batch)
+        con.register("b", batch)
+        con.execute("CREATE TABLE IF NOT EXISTS t AS SELECT * FROM b LIMIT 0")
+        con.execute("INSERT INTO t SELECT * FROM b")
+        con.unregister("b")
+    print(f"loaded {rows:,} rows into both tables and DuckDB in {time.perf_counter() - t0:.1f} s\n")
+
+    point = rows // 2 + 7
+    queries = [
+        ("point lookup on sort key", f"SELECT k, hc, lc, v FROM {{t}} WHERE k = {point}"),
+        ("bloom filter: hc equality", f"SELECT k, hc, lc, v FROM {{t}} WHERE hc = {probe_hc}"),
+        ("bitmap: lc equality", "SELECT count(*), sum(v) FROM {t} WHERE lc = 1234"),
+        ("bitmap: lc range", "SELECT count(*), sum(v) FROM {t} WHERE lc >= 1990"),
+    ]
+    print("| query | indexed (s) | no index (s) | DuckDB (s) | speedup vs no index | vs DuckDB "
+          "| key-range rows | zone-map rows | bloom rows | bitmap rows | pages read / skipped |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for title, sql in queries:
+        times, answers, stats = {}, {}, {}
+        for name, table in tables.items():
+            expression = sqlglot.parse_one(sql.format(t=name), read="doris")
+            scans: list = []
+            ctx = QueryContext("db", lambda db, n, table=table, scans=scans: OlapTableSource(
+                engine, table, db_name="db", profile=scans))
+            times[name], answers[name] = timed(lambda e=expression, c=ctx: execute_query(e, c), repeat)
+            total = ScanStats()
+            for s in scans[-1:]:  # the last run's scan
+                total.merge(s.stats)
+            stats[name] = total
+        duck_sql = sql.format(t="t")
+        times["duck"], duck = timed(lambda q=duck_sql: con.sql(q).to_arrow_table(), repeat)
+        for name in tables:
+            got = sorted(tuple(r.values()) for r in answers[name].to_pylist())
+            want = sorted(tuple(r.values()) for r in duck.to_pylist())
+            assert got == want, (title, name, got[:3], want[:3])
+        s = stats["t_idx"]
+        print(f"| {title} | {times['t_idx']:.4f} | {times['t_plain']:.4f} | {times['duck']:.4f} "
+              f"| {times['t_plain'] / times['t_idx']:.1f}x | {times['duck'] / times['t_idx']:.2f}x "
+              f"| {s.rows_key_range_filtered:,} | {s.rows_stats_filtered:,} | {s.rows_bloom_filter_filtered:,} "
+              f"| {s.rows_bitmap_index_filtered:,} | {s.pages_read:,} / {s.pages_skipped:,} |")
+    engine.close()
+
+
+if __name__ == "__main__":
+    main()
