@@ -92,6 +92,19 @@ class ScanResult:
     stats: ScanStats = field(default_factory=ScanStats)
 
 
+_scan_pools: dict[int, ThreadPoolExecutor] = {}
+_scan_pools_lock = threading.Lock()
+
+
+def _scan_pool(threads: int) -> ThreadPoolExecutor:
+    """A process-wide tablet scan pool per thread count (scan_one never submits to it: no deadlock)."""
+    with _scan_pools_lock:
+        pool = _scan_pools.get(threads)
+        if pool is None:
+            pool = _scan_pools[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="tabletscan")
+        return pool
+
+
 def staging_path(root: Path, txn_id: int) -> Path:
     """A transaction's staging folder under a storage root (also computed by Spark tasks, which have no engine)."""
     return Path(root) / "staging" / f"txn_{txn_id}"
@@ -458,8 +471,11 @@ class StorageEngine:
         def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
-            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, own)
-            if part is not None and part.num_rows and (exact_before or exact_after):
+            # without a merge every exact predicate is evaluated in the segment scan (late materialisation)
+            exact = [] if merging else exact_before + exact_after
+            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, own,
+                                     exact)
+            if merging and part is not None and part.num_rows and (exact_before or exact_after):
                 before = part.num_rows
                 part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
                 own.rows_vector_pred_filtered += before - part.num_rows
@@ -469,8 +485,10 @@ class StorageEngine:
 
         busy = [t for t in tablets if rowsets_by_tablet[t.tablet_id]]
         if len(busy) > 1 and self.scan_threads > 1:
-            with ThreadPoolExecutor(min(self.scan_threads, len(busy))) as pool:  # pyarrow/IO release the GIL
-                results = list(pool.map(scan_one, busy))
+            # pyarrow/IO release the GIL; the pool lives across queries (starting threads per query cost
+            # ~1 ms) and the calling thread reads the first tablet itself
+            futures = [_scan_pool(self.scan_threads).submit(scan_one, t) for t in busy[1:]]
+            results = [scan_one(busy[0])] + [f.result() for f in futures]
         else:
             results = [scan_one(t) for t in busy]
         stats = ScanStats()
@@ -486,7 +504,8 @@ class StorageEngine:
         return ScanResult(result.rename_columns(list(req.columns)), stats)
 
     def _scan_tablet(self, rowsets: Sequence[Rowset], index: MaterializedIndexMeta, columns: Sequence[str],
-                     prune: Sequence[ColumnPredicate], merging: bool, stats: ScanStats) -> pa.Table | None:
+                     prune: Sequence[ColumnPredicate], merging: bool, stats: ScanStats,
+                     exact: Sequence[ColumnPredicate] = ()) -> pa.Table | None:
         """One tablet's rows at the snapshot: rowsets in version order, merged per the model if asked."""
         parts: list[pa.Table] = []
         data_rowsets = 0
@@ -497,8 +516,11 @@ class StorageEngine:
             got = False
             for path in self.segment_paths(rs):
                 reader = open_segment(path)
-                ranges = reader.row_ranges(prune, stats) if prune else None
-                t = reader.read(columns, ranges, stats)
+                if merging:
+                    ranges = reader.row_ranges(prune, stats) if prune else None
+                    t = reader.read(columns, ranges, stats)
+                else:
+                    t = reader.scan(columns, prune, exact, stats)
                 if t.num_rows:
                     parts.append(t)
                     got = True

@@ -33,6 +33,7 @@ from storage.segment.row_ranges import RowRanges
 from storage.segment.short_key_index import ShortKeyIndex
 from storage.segment.zone_map import ZoneMap, ZoneMapIndex
 from storage.stats import ScanStats
+from storage.tablet.predicate_filter import predicate_mask
 
 # Columns decode in parallel: LZ4, crc32 and numpy release the GIL, so two cores give ~1.6x on scans.
 _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)), thread_name_prefix="segread")
@@ -200,26 +201,47 @@ class SegmentReader:
                 ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
         return ranges
 
-    def _bitmap_index_ranges(self, preds: Sequence[ColumnPredicate], ranges: RowRanges) -> RowRanges:
-        """Intersect with the exact row sets the bitmap indexes give for their columns' predicates."""
+    def _bitmap_index_rows(self, preds: Sequence[ColumnPredicate]) -> tuple[np.ndarray | None, list[int]]:
+        """The exact row ids (sorted int64) the bitmap indexes give for the AND of their columns'
+        predicates, and the positions in `preds` of the predicates those ids answer exactly (a value the
+        index cannot evaluate gives all rows and leaves its predicate to the exact filter)."""
         rows = None
-        for p in preds:
+        answered: list[int] = []
+        for i, p in enumerate(preds):
             if p.op not in _BITMAP_OPS:
                 continue
             bi = self._bitmap_index(p.column)
             if bi is None:
                 continue
             got = bi.rows(p)
+            if p.op in (Op.IS_NULL, Op.IS_NOT_NULL) or bi.can_evaluate(p):
+                answered.append(i)
             rows = got if rows is None else rows & got
             if not rows:
-                return RowRanges.empty()
+                return np.empty(0, np.int64), answered
         if rows is None:
-            return ranges
-        ids = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
+            return None, []
+        return np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64), answered
+
+    @staticmethod
+    def _ids_in(ids: np.ndarray, ranges: RowRanges) -> np.ndarray:
+        """The ids (sorted) that lie within `ranges`."""
+        if len(ranges) == 1:
+            lo, hi = np.searchsorted(ids, [ranges.starts[0], ranges.ends[0]])
+            return ids[lo:hi]
+        k = np.searchsorted(ranges.starts, ids, side="right") - 1
+        ok = k >= 0
+        ok[ok] &= ids[ok] < ranges.ends[k[ok]]
+        return ids[ok]
+
+    @staticmethod
+    def _ranges_of_ids(ids: np.ndarray) -> RowRanges:
+        if len(ids) == 0:
+            return RowRanges.empty()
         breaks = np.flatnonzero(np.diff(ids) != 1) + 1
         starts = ids[np.concatenate([[0], breaks])]
         ends = ids[np.concatenate([breaks - 1, [len(ids) - 1]])] + 1
-        return ranges.intersect(RowRanges(starts, ends))
+        return RowRanges(starts, ends)
 
     # ------------------------------------------------------------------ public API
 
@@ -228,10 +250,17 @@ class SegmentReader:
 
     def row_ranges(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None = None) -> RowRanges:
         """A superset of the rows satisfying the AND of `predicates` (callers still filter exactly)."""
+        ranges, ids, _ = self._narrow(predicates, stats)
+        return ranges if ids is None else self._ranges_of_ids(ids)
+
+    def _narrow(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None
+                ) -> tuple[RowRanges, np.ndarray | None, list[ColumnPredicate]]:
+        """Index narrowing: row ranges (short key, zone maps, bloom filters), then, when a bitmap index
+        applies, the exact row ids within them and the predicates those ids answer exactly."""
         ranges = RowRanges.full(self.num_rows)
         preds = [p for p in predicates if p.column in self._columns]
         if not preds:
-            return ranges
+            return ranges, None, []
         sk = self._short_key_index()
         if sk is not None:
             narrowed = sk.row_ranges(preds)
@@ -264,11 +293,67 @@ class SegmentReader:
             if stats is not None:
                 stats.rows_bloom_filter_filtered += before - ranges.count()
         if not ranges.is_empty and any(m.bitmap_index is not None for m in indexed):
-            before = ranges.count()
-            ranges = self._bitmap_index_ranges(preds, ranges)
-            if stats is not None:
-                stats.rows_bitmap_index_filtered += before - ranges.count()
-        return ranges
+            ids, answered = self._bitmap_index_rows(preds)
+            if ids is not None:
+                before = ranges.count()
+                ids = self._ids_in(ids, ranges)
+                if stats is not None:
+                    stats.rows_bitmap_index_filtered += before - len(ids)
+                return ranges, ids, [preds[i] for i in answered]
+        return ranges, None, []
+
+    def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate],
+             exact: Sequence[ColumnPredicate], stats: ScanStats) -> pa.Table:
+        """The rows satisfying the AND of `exact`, narrowed by the indexes over `predicates`, with late
+        materialisation: the index-surviving rows (exact bitmap row ids are taken as they are, and the
+        predicates they answer are not evaluated again) have their predicate columns read and filtered
+        first; the other columns are read only from the pages that still hold surviving rows."""
+        fields = [self.schema.field(self._meta(c).name) for c in columns]
+        schema = pa.schema(fields, metadata=self.schema.metadata)
+        ranges, ids, answered = self._narrow(predicates, stats)
+        todo = [p for p in exact if not any(p is a for a in answered)]
+        n = len(ids) if ids is not None else ranges.count()
+        stats.raw_rows_read += n
+        if n == 0:
+            return schema.empty_table()
+        pred_cols = list(dict.fromkeys(p.column for p in todo))
+        got: dict[str, pa.Array | pa.ChunkedArray] = {}
+        if pred_cols:
+            arrays = self._read_columns(pred_cols, ranges, ids, stats)
+            mask = predicate_mask(pa.Table.from_arrays(arrays, names=pred_cols), todo)
+            kept = int(np.count_nonzero(mask))
+            stats.rows_vector_pred_filtered += n - kept
+            if kept == 0:
+                return schema.empty_table()
+            if kept < n:
+                pos = np.flatnonzero(mask)
+                ids = (ids if ids is not None else ranges.to_indices())[pos]
+                arrays = [a.take(pa.array(pos)) for a in arrays]
+            n = kept
+            got = dict(zip(pred_cols, arrays, strict=True))
+        if not columns:  # a row count without columns (COUNT(*))
+            return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
+        rest = [c for c in columns if c not in got]
+        if rest:
+            got.update(zip(rest, self._read_columns(rest, ranges, ids, stats), strict=True))
+        return pa.Table.from_arrays([got[c] for c in columns], schema=schema)
+
+    def _read_columns(self, columns: Sequence[str], ranges: RowRanges, ids: np.ndarray | None,
+                      stats: ScanStats) -> list:
+        """Columns for the rows `ids` (sorted) when given, else for `ranges`."""
+        total = len(ids) if ids is not None else ranges.count()
+        col_stats = [ScanStats() for _ in columns]
+        if ids is not None:
+            fn, arg = self._read_column_rows, ids
+        else:
+            fn, arg = self._read_column, ranges
+        if len(columns) > 1 and total >= _PARALLEL_MIN_ROWS:
+            arrays = list(_POOL.map(fn, columns, [arg] * len(columns), col_stats))
+        else:
+            arrays = [fn(c, arg, s) for c, s in zip(columns, col_stats, strict=True)]
+        for s in col_stats:
+            stats.merge(s)
+        return arrays
 
     def read(self, columns: Sequence[str], row_ranges: RowRanges | None = None,
              stats: ScanStats | None = None) -> pa.Table:
@@ -293,17 +378,20 @@ class SegmentReader:
                 stats.merge(s)
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
+    def _decode_pages(self, column: str, pages: np.ndarray | None, stats: ScanStats
+                      ) -> tuple[pa.Array | pa.ChunkedArray, np.ndarray, np.ndarray]:
+        """Pages `pages` (ascending; None = all) of `column` decoded back to back, with their first rows
+        and row counts."""
         arrow_type = self.schema.field(self._meta(column).name).type
+        where = f"{self.name} (column {column})"
         with open(self.path, "rb") as f:
             oi = self._ordinal_index(column, f)
             dictionary = self._dictionary(column, f)
-            full = ranges.count() == self.num_rows
-            pages = np.arange(oi.num_pages) if full else oi.pages_for(ranges)
+            if pages is None:
+                pages = np.arange(oi.num_pages)
             page_starts = oi.first_rows[pages]
             page_rows = oi.page_ends[pages] - page_starts
             decoder = make_decoder(arrow_type, int(page_rows.sum()), dictionary)
-            where = f"{self.name} (column {column})"
             # one read per run of consecutive pages
             run_breaks = np.flatnonzero(np.diff(pages) != 1) + 1
             for run in np.split(np.arange(len(pages)), run_breaks):
@@ -330,6 +418,27 @@ class SegmentReader:
             arr = decoder.finish()
         except CorruptDataError as e:
             raise CorruptDataError(f"corrupt segment {where}: {e.message}") from e
+        return arr, page_starts, page_rows
+
+    def _read_column_rows(self, column: str, ids: np.ndarray, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
+        """`column` at the sorted row ids: only the pages holding them are read and decoded."""
+        oi = self._ordinal_index(column)
+        page_of = np.searchsorted(oi.first_rows, ids, side="right") - 1
+        pages = np.unique(page_of)
+        full = len(pages) == oi.num_pages
+        arr, page_starts, page_rows = self._decode_pages(column, None if full else pages, stats)
+        if len(ids) == len(arr):
+            return arr
+        if full:
+            return arr.take(pa.array(ids))
+        local_offsets = np.cumsum(page_rows) - page_rows
+        k = np.searchsorted(pages, page_of)
+        return arr.take(pa.array(ids - page_starts[k] + local_offsets[k]))
+
+    def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
+        oi = self._ordinal_index(column)
+        full = ranges.count() == self.num_rows
+        arr, page_starts, page_rows = self._decode_pages(column, None if full else oi.pages_for(ranges), stats)
         if full or ranges.count() == len(arr):
             return arr
         # map the wanted global rows onto positions in the decoded pages (selected pages are contiguous
