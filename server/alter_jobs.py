@@ -19,13 +19,19 @@ import pyarrow as pa
 
 from server.config import Config
 from storage.catalog.model import JOB_RUNNING, OlapTable, RollupJob
+from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StorageEngine
 from storage.rollup_job import RollupJobRunner
+from storage.schema_change_job import SchemaChangeJobRunner
 
 log = logging.getLogger("dorislite.alter")
 
 SHOW_ALTER_ROLLUP_COLUMNS = (
     "JobId", "TableName", "CreateTime", "FinishTime", "BaseIndexName", "RollupIndexName", "RollupId",
+    "TransactionId", "State", "Msg", "Progress", "Timeout",
+)
+SHOW_ALTER_COLUMN_COLUMNS = (
+    "JobId", "TableName", "CreateTime", "FinishTime", "IndexName", "IndexId", "OriginIndexId", "SchemaVersion",
     "TransactionId", "State", "Msg", "Progress", "Timeout",
 )
 USER_CANCELLED = "user cancelled"
@@ -39,6 +45,7 @@ class AlterJobs:
     def __init__(self, engine: StorageEngine, config: Config) -> None:
         self.engine = engine
         self.runner = RollupJobRunner(engine)
+        self.schema_change = SchemaChangeJobRunner(engine)
         self.enabled = config.get_bool("alter_job_scheduler_enable", True)
         self.interval = config.get_int("alter_scheduler_interval_ms", 1000) / 1000
         self.max_running = max(1, config.get_int("max_running_rollup_job_num_per_table", 1))
@@ -77,6 +84,16 @@ class AlterJobs:
             for jobs in by_table.values():
                 for job in jobs[: self.max_running]:  # oldest first: later ones of a batch wait in PENDING
                     self._run(job)
+            for sc in self.engine.catalog.schema_change_jobs():
+                if not sc.done:
+                    self._run_schema_change(sc)
+
+    def _run_schema_change(self, job: SchemaChangeJob) -> None:
+        try:
+            self.schema_change.run_to_end(job)
+        except Exception as e:  # noqa: BLE001 - a failed job ends CANCELLED with the reason, like Doris
+            log.exception("schema change job %s failed", job.job_id)
+            self.schema_change.cancel(job, str(e)[:500] or type(e).__name__)
 
     def _run(self, job: RollupJob) -> None:
         try:
@@ -92,6 +109,25 @@ class AlterJobs:
     def cancel(self, jobs: Sequence[RollupJob]) -> None:
         for job in jobs:
             self.runner.cancel(job, USER_CANCELLED)
+
+    def unfinished_schema_changes(self, table: OlapTable) -> list[SchemaChangeJob]:
+        return [j for j in self.engine.catalog.schema_change_jobs(table_id=table.table_id) if not j.done]
+
+    def cancel_schema_changes(self, jobs: Sequence[SchemaChangeJob]) -> None:
+        for job in jobs:
+            self.schema_change.cancel(job, USER_CANCELLED)
+
+    def show_column_rows(self, db_id: int) -> pa.Table:
+        """SHOW ALTER TABLE COLUMN: the index schema-change jobs of the database."""
+        rows = []
+        for j in self.engine.catalog.schema_change_jobs(db_id=db_id):
+            table = self.engine.catalog.get_table_by_id(j.table_id)
+            index_name = table.name if table is not None else j.table_name
+            rows.append((str(j.job_id), j.table_name, _time(j.create_time), _time(j.finish_time), index_name,
+                         str(j.index_id), str(j.index_id), f"{j.schema_version}:0", str(j.watershed_txn_id),
+                         j.state, j.msg, self.schema_change.progress(j), str(j.timeout_second)))
+        arrays = [pa.array([r[i] for r in rows], pa.string()) for i in range(len(SHOW_ALTER_COLUMN_COLUMNS))]
+        return pa.Table.from_arrays(arrays, names=list(SHOW_ALTER_COLUMN_COLUMNS))
 
     def show_rows(self, db_id: int) -> pa.Table:
         rows = [self._row(j) for j in self.engine.catalog.rollup_jobs(db_id=db_id)]

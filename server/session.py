@@ -20,7 +20,13 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from planner.bind.bind_alter import bind_add_rollup, bind_drop_rollup
+from planner.bind.bind_alter import (
+    bind_add_index,
+    bind_add_rollup,
+    bind_drop_index,
+    bind_drop_rollup,
+    bind_set_bloom_properties,
+)
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import bind_create_table
 from planner.context import QueryContext, TableSource
@@ -44,7 +50,7 @@ from server.variables import VERSION, SessionVariables
 from sql import statements as st
 from sql.parse import parse
 from sql.types import parse_type
-from storage.catalog.model import OlapTable
+from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
 from storage.catalog.store import TXN_ABORTED, new_label
 from storage.engine import StorageEngine
 from storage.tablet.partition_router import route_partitions
@@ -427,6 +433,47 @@ class Session:
     def _check_normal_state(self, table: OlapTable) -> None:
         if self.ctx.alter_jobs.unfinished(table):
             raise doris_error(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops")
+        if self.ctx.alter_jobs.unfinished_schema_changes(table):
+            raise doris_error(
+                f"Table[{table.name}]'s state(SCHEMA_CHANGE) is not NORMAL. Do not allow doing ALTER ops")
+
+    # -- ADD / DROP INDEX, ALTER TABLE SET bloom filter properties --------------------------------------
+    def _alter_indexes(self, table: OlapTable, index_defs: Any = None, properties: Any = None,
+                       adds: bool = False) -> Result:
+        """Commit the new definition at once; when it adds an index to a table holding data, the same
+        commit creates the schema-change job that rewrites the rowsets written before it."""
+        has_data = any(p.visible_version > PARTITION_INIT_VERSION for p in table.partitions)
+        timeout = self.ctx.alter_jobs.default_timeout if adds and has_data else None
+        with self.ctx.ddl_lock:
+            job = self.ctx.engine.catalog.alter_table_indexes(table.table_id, index_defs, properties, timeout)
+        if job is not None:
+            self.ctx.alter_jobs.kick()
+        return OkResult()
+
+    def _add_index(self, s: st.AddIndex) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        defs = bind_add_index(table, s.index, s.if_not_exists)
+        if defs is None:
+            return OkResult()
+        return self._alter_indexes(table, index_defs=defs, adds=(defs[-1].index_type or "").upper() == "BITMAP")
+
+    def _drop_index(self, s: st.DropIndex) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        defs = bind_drop_index(table, s.name, s.if_exists)
+        return OkResult() if defs is None else self._alter_indexes(table, index_defs=defs)
+
+    def _alter_set_properties(self, s: st.AlterTableSetProperties) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        props = bind_set_bloom_properties(table, s.properties)
+        before, after = table.props, dict(props)
+        old_cols = {c.strip().lower() for c in before.get("bloom_filter_columns", "").split(",") if c.strip()}
+        new_cols = {c.strip().lower() for c in after.get("bloom_filter_columns", "").split(",") if c.strip()}
+        adds = bool(new_cols - old_cols) or (
+            bool(new_cols) and before.get("bloom_filter_fpp") != after.get("bloom_filter_fpp"))
+        return self._alter_indexes(table, properties=props, adds=adds)
 
     def _add_rollup(self, s: st.AddRollup) -> Result:
         """Asynchronous, as in Doris: the statement creates the jobs; SHOW ALTER TABLE ROLLUP follows them."""
@@ -452,10 +499,20 @@ class Session:
         database = self.ctx.engine.catalog.get_database(db)
         if database is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        if s.kind == "COLUMN":
+            return ResultSet(self.ctx.alter_jobs.show_column_rows(database.db_id))
         return ResultSet(self.ctx.alter_jobs.show_rows(database.db_id))
 
     def _cancel_alter_rollup(self, s: st.CancelAlterTableRollup) -> Result:
         table = self._table(s.db, s.table)
+        if s.kind == "COLUMN":
+            sc = self.ctx.alter_jobs.unfinished_schema_changes(table)
+            if not sc:
+                raise doris_error(f"Table[{table.name}] is under NORMAL state. Use 'ALTER TABLE' instead.")
+            if s.job_ids:
+                sc = [j for j in sc if j.job_id in set(s.job_ids)]
+            self.ctx.alter_jobs.cancel_schema_changes(sc)
+            return OkResult()
         jobs = self.ctx.alter_jobs.unfinished(table)
         if not jobs:
             raise doris_error(f"Table[{table.name}] is not under ROLLUP. Use 'ALTER TABLE DROP ROLLUP' if you want to.")
@@ -644,6 +701,9 @@ class Session:
         st.TruncateTable: _truncate,
         st.AddRollup: _add_rollup,
         st.DropRollup: _drop_rollup,
+        st.AddIndex: _add_index,
+        st.DropIndex: _drop_index,
+        st.AlterTableSetProperties: _alter_set_properties,
         st.ShowAlterTableRollup: _show_alter_rollup,
         st.CancelAlterTableRollup: _cancel_alter_rollup,
         st.Describe: _describe,

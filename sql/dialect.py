@@ -68,6 +68,7 @@ class DorisLiteParser(DorisParser):
         "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
+        "ALTER TABLE COLUMN": lambda self: self._parse_show_alter_table("COLUMN"),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -97,6 +98,7 @@ class DorisLiteParser(DorisParser):
         "LOAD": lambda self: self._parse_cancel_load(),
         "ALTER TABLE ROLLUP": lambda self: self._parse_cancel_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_cancel_alter_table("ROLLUP"),
+        "ALTER TABLE COLUMN": lambda self: self._parse_cancel_alter_table("COLUMN"),
     }
     CANCEL_TRIE = new_trie(key.split(" ") for key in CANCEL_PARSERS)
 

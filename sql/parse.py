@@ -396,6 +396,10 @@ def _drop(node: exp.Drop) -> st.Statement:
     if kind == "TABLE":
         db, name = _table_name(target)
         return st.DropTable(db, name, bool(node.args.get("exists")), bool(node.args.get("force")))
+    on = node.args.get("cluster")
+    if kind == "INDEX" and isinstance(on, exp.OnProperty):
+        db, name = _table_name(on.this)
+        return st.DropIndex(db, name, target.name, bool(node.args.get("exists")))
     raise unsupported(f"DROP {kind}".strip())
 
 
@@ -628,6 +632,48 @@ _ALTER_ACTIONS: dict[type, Callable[[str | None, str, exp.Expr], st.Statement]] 
 }
 
 
+def _add_constraint(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    items = action.expressions
+    if len(items) != 1 or not isinstance(items[0], exp.IndexColumnConstraint):
+        raise unsupported("ALTER TABLE ADD")
+    return st.AddIndex(db, table, _index(items[0]))
+
+
+def _alter_drop(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    kind = str(action.args.get("kind") or "").upper()
+    names = action.args.get("tables") or []
+    if kind != "INDEX" or len(names) != 1:
+        raise unsupported(f"ALTER TABLE DROP {kind}".strip())
+    return st.DropIndex(db, table, names[0].name, bool(action.args.get("exists")))
+
+
+def _alter_set(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    props = []
+    for e in action.expressions:
+        if not isinstance(e, exp.EQ):
+            raise unsupported("ALTER TABLE SET")
+        props.append((_text(e.this) or "", _text(e.expression) or ""))
+    return st.AlterTableSetProperties(db, table, tuple(props))
+
+
+_ALTER_ACTIONS[exp.AddConstraint] = _add_constraint
+_ALTER_ACTIONS[exp.Drop] = _alter_drop
+_ALTER_ACTIONS[exp.AlterSet] = _alter_set
+
+_CREATE_INDEX = re.compile(
+    r"^INDEX\s+(IF\s+NOT\s+EXISTS\s+)?`?(\w+)`?\s+ON\s+(?:`?(\w+)`?\s*\.\s*)?`?(\w+)`?\s*\(\s*`?(\w+)`?\s*\)"
+    r"(?:\s+USING\s+(\w+))?(?:\s+COMMENT\s+(['\"])(.*?)\7)?\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _create_index(rest: str) -> st.Statement:
+    m = _CREATE_INDEX.match(rest.strip())
+    if m is None:
+        raise _syntax_error_at(f"CREATE {rest}")
+    index = st.IndexDesc(name=m.group(2), columns=(m.group(5),), index_type=m.group(6) and m.group(6).upper(),
+                         comment=m.group(8) or "")
+    return st.AddIndex(m.group(3), m.group(4), index, bool(m.group(1)))
+
+
 def _alter(node: exp.Alter) -> st.Statement:
     kind = str(node.args.get("kind") or "TABLE").upper()
     actions = node.args.get("actions") or []
@@ -640,12 +686,15 @@ def _alter(node: exp.Alter) -> st.Statement:
 
 def _cancel_alter_table(node: dx.CancelAlterTable) -> st.Statement:
     db, name = _table_name(node.args["table"])
-    return st.CancelAlterTableRollup(db, name, tuple(_int(n) or 0 for n in node.expressions))
+    return st.CancelAlterTableRollup(db, name, tuple(_int(n) or 0 for n in node.expressions), node.name.upper())
 
 
 def _command(node: exp.Command) -> st.Statement:
     head = str(node.this).upper()
-    rest = str(node.args.get("expression") or "").split()
+    text = str(node.args.get("expression") or "")
+    if head == "CREATE" and text.lstrip().upper().startswith("INDEX"):
+        return _create_index(text)
+    rest = text.split()
     kind = " ".join([head, *rest[:1]]).upper()
     rollup = head == "ALTER" and "ROLLUP" in (w.upper() for w in rest)  # ADD / DROP ROLLUP are supported
     if head == "SET" or head in _SUPPORTED_HEADS or kind in _SUPPORTED_HEADS or rollup:
@@ -671,7 +720,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowLoad: _show_load,
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,
-    dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(_text(n.args.get("db"))),
+    dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(_text(n.args.get("db")), n.name.upper()),
     dx.CancelAlterTable: _cancel_alter_table,
     dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
     exp.Set: _set,

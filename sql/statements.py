@@ -373,9 +373,10 @@ class DropRollup(Statement):
 
 @dataclass(frozen=True)
 class ShowAlterTableRollup(Statement):
-    """SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW [FROM db]."""
+    """SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW | COLUMN [FROM db]."""
 
     db: str | None = None
+    kind: str = "ROLLUP"  # ROLLUP / COLUMN
 
 
 @dataclass(frozen=True)
@@ -385,3 +386,33 @@ class CancelAlterTableRollup(Statement):
     db: str | None
     table: str
     job_ids: tuple[int, ...] = ()
+    kind: str = "ROLLUP"  # ROLLUP / COLUMN
+
+
+@dataclass(frozen=True)
+class AddIndex(Statement):
+    """ALTER TABLE [db.]t ADD INDEX idx (c) USING BITMAP [COMMENT '..'] / CREATE INDEX [IF NOT EXISTS] idx ON t .."""
+
+    db: str | None
+    table: str
+    index: IndexDesc
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropIndex(Statement):
+    """ALTER TABLE [db.]t DROP INDEX idx / DROP INDEX [IF EXISTS] idx ON [db.]t."""
+
+    db: str | None
+    table: str
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableSetProperties(Statement):
+    """ALTER TABLE [db.]t SET ("key" = "value", ...)."""
+
+    db: str | None
+    table: str
+    properties: Props

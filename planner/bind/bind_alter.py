@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from planner.bind.create_table import default_duplicate_keys, short_key_column_count
+from planner.bind.create_table import _index_defs, default_duplicate_keys, short_key_column_count
+from planner.bind.table_properties import bloom_filter_columns, bloom_filter_fpp
 from sql import statements as st
 from sql.errors import SqlError, analysis_error
 from sql.types import parse_type
@@ -20,6 +21,7 @@ from storage.catalog.model import (
     KEYS_DUP,
     KEYS_UNIQUE,
     Column,
+    IndexDef,
     MaterializedIndexMeta,
     OlapTable,
     RollupSpec,
@@ -180,3 +182,55 @@ def _dup_columns(source: Sequence[Column], desc: st.RollupDesc) -> tuple[Column,
         replace(c, is_key=True, aggregation=None) if i < n_keys else replace(c, is_key=False, aggregation="NONE")
         for i, c in enumerate(columns)
     )
+
+
+# -- ADD / DROP INDEX, SET bloom filter properties (one implementation with CREATE TABLE's checks) ---------
+
+
+def bind_add_index(table: OlapTable, index: st.IndexDesc, if_not_exists: bool = False
+                   ) -> tuple[IndexDef, ...] | None:
+    """The table's index definitions with `index` added, checked as CREATE TABLE checks its INDEX clauses;
+    None when it exists already and IF NOT EXISTS was given."""
+    if if_not_exists and any(d.name.lower() == index.name.lower() for d in table.index_defs):
+        return None
+    existing = tuple(st.IndexDesc(d.name, d.columns, d.index_type, d.comment, d.properties) for d in table.index_defs)
+    columns = {c.name.lower(): (c, parse_type(c.type)) for c in table.columns}
+    return _index_defs((*existing, index), columns, table.keys_type)
+
+
+def bind_drop_index(table: OlapTable, name: str, if_exists: bool = False) -> tuple[IndexDef, ...] | None:
+    """The table's index definitions without `name`; None when it does not exist and IF EXISTS was given."""
+    kept = tuple(d for d in table.index_defs if d.name.lower() != name.lower())
+    if len(kept) == len(table.index_defs):
+        if if_exists:
+            return None
+        raise analysis_error(f"index {name} does not exist")
+    return kept
+
+
+def bind_set_bloom_properties(table: OlapTable, given: st.Props) -> tuple[tuple[str, str], ...]:
+    """ALTER TABLE SET ("bloom_filter_columns" = .., "bloom_filter_fpp" = ..): the table's properties with
+    them replaced (an empty column list removes both), validated as CREATE TABLE validates them."""
+    props = {k.lower(): v for k, v in given}
+    unknown = [k for k in props if k not in ("bloom_filter_columns", "bloom_filter_fpp")]
+    if unknown or not props:
+        raise analysis_error("Unknown table property: " + ", ".join(unknown or ["<none>"]))
+    current = dict(table.properties)
+    if "bloom_filter_columns" in props:
+        value = props["bloom_filter_columns"]
+        if value.strip():
+            types = {c.name.lower(): parse_type(c.type) for c in table.columns}
+            current["bloom_filter_columns"] = bloom_filter_columns(value, list(table.columns), types,
+                                                                   table.keys_type)
+        else:
+            current.pop("bloom_filter_columns", None)
+            current.pop("bloom_filter_fpp", None)
+    if "bloom_filter_fpp" in props:
+        if "bloom_filter_columns" not in current:
+            raise analysis_error("Bloom filter fpp is only valid with bloom filter columns")
+        current["bloom_filter_fpp"] = bloom_filter_fpp(props["bloom_filter_fpp"])
+    # keep SHOW CREATE TABLE's order: the bloom keys right after min_load_replica_num
+    order = [k for k in table.props if k not in ("bloom_filter_columns", "bloom_filter_fpp")]
+    at = order.index("min_load_replica_num") + 1 if "min_load_replica_num" in order else len(order)
+    bloom = [k for k in ("bloom_filter_columns", "bloom_filter_fpp") if k in current]
+    return tuple((k, current[k]) for k in (*order[:at], *bloom, *order[at:]))

@@ -72,11 +72,26 @@ def save_job(c: sqlite3.Connection, job: RollupJob) -> None:
               (job.job_id, job.db_id, job.table_id, job.state, _job_json(job)))
 
 
+def _busy(c: sqlite3.Connection, table_id: int) -> bool:
+    """An unfinished ALTER job (rollup or index schema change) holds the table."""
+    for sql in ("SELECT 1 FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
+                "SELECT 1 FROM schema_change_jobs WHERE table_id = ? AND state NOT IN (?, ?)"):
+        if c.execute(sql, (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchone():
+            return True
+    return False
+
+
 def cancel_table_jobs(c: sqlite3.Connection, table_id: int, msg: str) -> None:
     """Unfinished jobs of a table being dropped end CANCELLED (their index goes with the table)."""
     for (record,) in c.execute("SELECT record FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
                                (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchall():
         save_job(c, replace(_job_from(record), state=JOB_CANCELLED, msg=msg, finish_time=time.time()))
+    for (record,) in c.execute("SELECT record FROM schema_change_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
+                               (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchall():
+        d = json.loads(record)
+        d.update(state=JOB_CANCELLED, msg=msg, finish_time=time.time())
+        c.execute("UPDATE schema_change_jobs SET state = ?, record = ? WHERE job_id = ?",
+                  (JOB_CANCELLED, json.dumps(d, separators=(",", ":")), d["job_id"]))
 
 
 class RollupCatalog:
@@ -127,9 +142,7 @@ class RollupCatalog:
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            busy = c.execute("SELECT 1 FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
-                             (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchone()
-            if busy:
+            if _busy(c, table_id):
                 raise not_normal_state(table.name)
             taken = {i.name for i in table.indexes}
             jobs = []
@@ -254,8 +267,7 @@ class RollupCatalog:
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if c.execute("SELECT 1 FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
-                         (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchone():
+            if _busy(c, table_id):
                 raise not_normal_state(table.name)
             by_name = {i.name: i for i in table.indexes if i.state == INDEX_NORMAL}
             for name in names:

@@ -38,6 +38,7 @@ from storage.catalog.model import (
     Tablet,
 )
 from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog, cancel_table_jobs
+from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
 from storage.errors import StorageError, doris_error
 
 FIRST_ID = 10000  # Doris's catalog ids start at 10000
@@ -80,7 +81,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-""" + ROLLUP_SCHEMA
+""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,7 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog(RollupCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 
