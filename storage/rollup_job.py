@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import logging
 import shutil
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
 
+from storage.alter_job import AlterJobRunner
 from storage.catalog.model import (
-    JOB_PENDING,
-    JOB_RUNNING,
-    JOB_WAITING_TXN,
     PARTITION_INIT_VERSION,
     MaterializedIndexMeta,
     OlapTable,
@@ -47,10 +44,9 @@ from storage.engine import ScanRequest, StagedRowset, StorageEngine, segment_ind
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_MSG = "Timeout"
 
 
-class RollupJobRunner:
+class RollupJobRunner(AlterJobRunner[RollupJob]):
     """Advances rollup jobs. `on_backfill(job, partition)` is a hook called before each partition's
     back-fill commit (tests interleave loads there)."""
 
@@ -60,37 +56,16 @@ class RollupJobRunner:
         self.catalog = engine.catalog
         self.on_backfill = on_backfill
 
-    def step(self, job: RollupJob) -> RollupJob:
-        """One transition (RUNNING back-fills every partition it can, then tries to finish)."""
-        if job.done:
-            return job
-        try:
-            if time.time() > job.create_time + job.timeout_second:
-                return self.cancel(job, TIMEOUT_MSG)
-            if job.state == JOB_PENDING:
-                return self.catalog.start_shadow_index(job.job_id)
-            if job.state == JOB_WAITING_TXN:
-                if self.catalog.prepared_txns_below(job.table_id, job.watershed_txn_id):
-                    return job
-                return self.catalog.set_rollup_job_state(job.job_id, JOB_WAITING_TXN, JOB_RUNNING)
-            if job.state == JOB_RUNNING:
-                return self._run(job)
-        except JobStateChanged as e:
-            log.info("rollup job %s stopped: %s", job.job_id, e)
-            current = self.catalog.get_rollup_job(job.job_id)
-            if current is not None and not current.done and self.catalog.get_table_by_id(job.table_id) is None:
-                return self.cancel(current, "table was dropped")
-            return current or job
-        return job
+    kind = "rollup"
 
-    def run_to_end(self, job: RollupJob, max_steps: int = 100) -> RollupJob:
-        """Step until the job is done or blocked (WAITING_TXN with loads still running)."""
-        for _ in range(max_steps):
-            nxt = self.step(job)
-            if nxt.done or nxt == job:
-                return nxt
-            job = nxt
-        return job
+    def _start(self, job: RollupJob) -> RollupJob:
+        return self.catalog.start_shadow_index(job.job_id)
+
+    def _set_state(self, job: RollupJob, old: str, new: str) -> RollupJob:
+        return self.catalog.set_rollup_job_state(job.job_id, old, new)
+
+    def _get(self, job_id: int) -> RollupJob | None:
+        return self.catalog.get_rollup_job(job_id)
 
     def cancel(self, job: RollupJob, msg: str) -> RollupJob:
         cancelled = self.catalog.cancel_rollup_job(job.job_id, msg)

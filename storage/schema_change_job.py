@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
 
+from storage.alter_job import AlterJobRunner
 from storage.catalog.model import JOB_PENDING, JOB_RUNNING, JOB_WAITING_TXN, MaterializedIndexMeta, OlapTable
 from storage.catalog.rollup_jobs import JobStateChanged
 from storage.catalog.schema_change_jobs import SchemaChangeJob
@@ -43,7 +43,7 @@ def segment_has_indexes(path: Path, config: SegmentIndexConfig) -> bool:
             and all(metas[c].bitmap_index is not None for c in config.bitmap if c in metas))
 
 
-class SchemaChangeJobRunner:
+class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
     """Advances index schema-change jobs. `gc_delay` seconds after a swap the old files are removed (a scan
     that listed the old rowsets just before the swap may still open them)."""
 
@@ -52,35 +52,17 @@ class SchemaChangeJobRunner:
         self.catalog = engine.catalog
         self.gc_delay = gc_delay
 
-    def step(self, job: SchemaChangeJob) -> SchemaChangeJob:
-        if job.done:
-            return job
-        try:
-            if time.time() > job.create_time + job.timeout_second:
-                return self.cancel(job, "Timeout")
-            if job.state == JOB_PENDING:
-                return self.catalog.set_schema_change_state(job.job_id, JOB_PENDING, JOB_WAITING_TXN)
-            if job.state == JOB_WAITING_TXN:
-                if self.catalog.prepared_txns_below(job.table_id, job.watershed_txn_id):
-                    return job
-                return self.catalog.set_schema_change_state(job.job_id, JOB_WAITING_TXN, JOB_RUNNING)
-            if job.state == JOB_RUNNING:
-                return self._run(job)
-        except JobStateChanged as e:
-            log.info("schema change job %s stopped: %s", job.job_id, e)
-            current = self.catalog.get_schema_change_job(job.job_id)
-            if current is not None and not current.done and self.catalog.get_table_by_id(job.table_id) is None:
-                return self.cancel(current, "table was dropped")
-            return current or job
-        return job
+    kind = "schema change"
 
-    def run_to_end(self, job: SchemaChangeJob, max_steps: int = 100) -> SchemaChangeJob:
-        for _ in range(max_steps):
-            nxt = self.step(job)
-            if nxt.done or nxt == job:
-                return nxt
-            job = nxt
-        return job
+    def _start(self, job: SchemaChangeJob) -> SchemaChangeJob:
+        # the new definition was committed with the job: starting is only the state change
+        return self.catalog.set_schema_change_state(job.job_id, JOB_PENDING, JOB_WAITING_TXN)
+
+    def _set_state(self, job: SchemaChangeJob, old: str, new: str) -> SchemaChangeJob:
+        return self.catalog.set_schema_change_state(job.job_id, old, new)
+
+    def _get(self, job_id: int) -> SchemaChangeJob | None:
+        return self.catalog.get_schema_change_job(job_id)
 
     def cancel(self, job: SchemaChangeJob, msg: str) -> SchemaChangeJob:
         shutil.rmtree(self._staging(job), ignore_errors=True)
