@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
-import pyarrow.parquet as pq
 import pymysql
 
 from bench.ssb.compare import diff
-from bench.ssb.generate import default_out, flat_glob, generate, is_generated, sf_label
+from bench.ssb.generate import flat_glob, sf_label
 from bench.ssb.queries import QUERIES, duckdb_sql
-from bench.ssb.run import DATABASE, Report, _best, dorislite_server, load
+from bench.ssb.run import Report, _best, dorislite_server, ensure_data, load, open_database
 from bench.ssb.schema import ROLLUP_BUCKETS, ROLLUPS, add_rollups_sql
 
 BUILDS = ("create", "alter")
@@ -171,20 +170,12 @@ def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = ROL
         build: str = "create", keep: bool = False, only: list[str] | None = None) -> RollupReport:
     if build not in BUILDS:
         raise ValueError(f"build must be one of {BUILDS}")
-    data = Path(data or default_out(sf))
-    if not is_generated(data):
-        print(f"generating SSB SF {sf_label(sf)} into {data} ...", flush=True)
-        generate(sf, data)
-    rows = sum(pq.ParquetFile(p).metadata.num_rows for p in (data / "lineorder_flat").glob("*.parquet"))
+    data, rows = ensure_data(sf, data)
     report = RollupReport(sf=sf, rows=rows, buckets=buckets, build=build)
     work = Path(tempfile.mkdtemp(prefix="ssb-rollups-"))
     try:
         with dorislite_server(work / "data") as port:
-            conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True,
-                                   read_timeout=7200, write_timeout=7200)
-            cur = conn.cursor()
-            cur.execute(f"CREATE DATABASE {DATABASE}")
-            cur.execute(f"USE {DATABASE}")
+            conn, cur = open_database(port, timeout=7200)
             print(f"loading {rows:,} rows ({build}) ...", flush=True)
             loaded = Report(sf=sf, rows=rows, buckets=buckets)
             load(cur, loaded, data, work, warmup=False, rollups=build == "create")

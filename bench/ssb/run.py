@@ -260,24 +260,36 @@ def run_queries(cur: pymysql.cursors.Cursor, report: Report, data: Path, repeat:
     con.close()
 
 
-def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = DEFAULT_BUCKETS,
-        spark: bool = True, keep: bool = False, only: list[str] | None = None, warmup: bool = True,
-        load_repeat: int = 1) -> Report:
-    """The whole benchmark; `warmup=False` skips the warm-up load (tests: correctness, not timing)."""
+def ensure_data(sf: float, data: Path | None) -> tuple[Path, int]:
+    """The Parquet folder for `sf` (generated if missing) and its lineorder_flat row count."""
     data = Path(data or default_out(sf))
     if not is_generated(data):
         print(f"generating SSB SF {sf_label(sf)} into {data} ...", flush=True)
         generate(sf, data)
     rows = sum(pq.ParquetFile(p).metadata.num_rows for p in (data / "lineorder_flat").glob("*.parquet"))
+    return data, rows
+
+
+def open_database(port: int, timeout: int) -> tuple[pymysql.connections.Connection, pymysql.cursors.Cursor]:
+    """A connection to a fresh server with the benchmark database created and in use."""
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True,
+                           read_timeout=timeout, write_timeout=timeout)
+    cur = conn.cursor()
+    cur.execute(f"CREATE DATABASE {DATABASE}")
+    cur.execute(f"USE {DATABASE}")
+    return conn, cur
+
+
+def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = DEFAULT_BUCKETS,
+        spark: bool = True, keep: bool = False, only: list[str] | None = None, warmup: bool = True,
+        load_repeat: int = 1) -> Report:
+    """The whole benchmark; `warmup=False` skips the warm-up load (tests: correctness, not timing)."""
+    data, rows = ensure_data(sf, data)
     report = Report(sf=sf, rows=rows, buckets=buckets, load_repeat=load_repeat)
     work = Path(tempfile.mkdtemp(prefix="ssb-run-"))
     try:
         with dorislite_server(work / "data") as port:
-            conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True,
-                                   read_timeout=3600, write_timeout=3600)
-            cur = conn.cursor()
-            cur.execute(f"CREATE DATABASE {DATABASE}")
-            cur.execute(f"USE {DATABASE}")
+            conn, cur = open_database(port, timeout=3600)
             print(f"loading {rows:,} rows ...", flush=True)
             load(cur, report, data, work, warmup, load_repeat)
             print(f"  load {report.load_s:.1f} s = {report.load_rate:,.0f} rows/s", flush=True)
