@@ -23,8 +23,9 @@ class TableSource(Protocol):
     schema: pa.Schema  # column names (original case) and Arrow types
 
     def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate]) -> pa.Table:
-        """At least the rows satisfying `predicates` (more is fine: the full WHERE is always applied
-        above the scan), and only `columns`, in that order."""
+        """At least the rows satisfying `predicates` (more is fine: the full WHERE is applied above the
+        scan, unless the source sets `exact_predicates`: then exactly those rows, and the Filter above may
+        be dropped), and only `columns`, in that order."""
         ...
 
 

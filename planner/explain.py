@@ -107,12 +107,12 @@ def _scan_node(scan: LogicalScan, condition: exp.Expression | None = None) -> _N
 
 def _build(plan: LogicalPlan) -> _Node:
     if isinstance(plan, LogicalScan):
-        return _scan_node(plan)
+        return _scan_node(plan, plan.where)
     if isinstance(plan, LogicalValues):
         return _Node("VUNION", [f"constant exprs: {plan.table.num_rows} rows"])
     if isinstance(plan, LogicalFilter):
         if isinstance(plan.input, LogicalScan):  # the scan evaluates the whole WHERE as its conjuncts
-            return _scan_node(plan.input, plan.condition)
+            return _scan_node(plan.input, plan.input.where or plan.condition)
         child = _build(plan.input)
         child.details.insert(0, f"predicates: {_sql(plan.condition)}")
         return child

@@ -48,6 +48,9 @@ class LogicalScan(LogicalPlan):
     source: TableSource
     columns: tuple[tuple[str, str], ...]  # (source column name, output id)
     predicates: tuple[ColumnPredicate, ...] = ()
+    # the WHERE conjuncts above this scan as written, kept for EXPLAIN when the scan evaluates them
+    # exactly and the Filter above was dropped (rules: drop_exact_filters)
+    where: exp.Expression | None = None
 
     @property
     def output(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -245,3 +248,20 @@ def explain_tree(plan: LogicalPlan, indent: int = 0) -> str:
     for c in plan.children():
         lines.append(explain_tree(c, indent + 1))
     return "\n".join(lines)
+
+
+def used_ids(plan: LogicalPlan) -> set[str]:
+    """Every column id some node of `plan` consumes, plus the plan's own output."""
+    used: set[str] = set(plan.output)
+    for node in plan.walk():
+        for e in node.expressions():
+            used |= referenced_ids(e)
+        if isinstance(node, LogicalAggregate):
+            used |= set(node.keys)
+            used |= {a for call in node.aggregates for a in call.args}
+        elif isinstance(node, LogicalSort):
+            used |= {k.column for k in node.keys}
+        elif isinstance(node, LogicalUnion):
+            for child in node.inputs:  # a UNION reads every column of its inputs
+                used |= set(child.output)
+    return used

@@ -48,6 +48,9 @@ class OlapTableSource:
     # physical scan of the statement appends its counters to the same list
     profile: list[ScanProfile] | None = None
 
+    # the tablet scan evaluates every pushed predicate exactly (planner/rules/exact_filters.py)
+    exact_predicates = True
+
     def __post_init__(self) -> None:
         self.name = self.table.name
         self.schema = arrow_schema(self.table)

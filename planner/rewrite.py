@@ -19,15 +19,14 @@ from planner.bind.bind_select import conjoin, split_conjuncts, split_equi_keys
 from planner.context import QueryContext
 from planner.expressions import ArrowConst
 from planner.logical import (
-    LogicalAggregate,
     LogicalFilter,
     LogicalJoin,
     LogicalPlan,
     LogicalScan,
-    LogicalSort,
-    LogicalUnion,
     referenced_ids,
+    used_ids,
 )
+from planner.rules.exact_filters import drop_exact_filters
 from planner.rules.preaggregation import preaggregation
 from planner.rules.prune_buckets import prune_buckets
 from planner.rules.prune_partitions import prune_partitions
@@ -151,18 +150,7 @@ def push_scan_predicates(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
 
 def prune_scan_columns(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
     """Scans read only the columns some expression of the plan references (ids are query-unique)."""
-    used: set[str] = set()
-    for node in plan.walk():
-        for e in node.expressions():
-            used |= referenced_ids(e)
-        if isinstance(node, LogicalAggregate):
-            used |= set(node.keys)
-            used |= {a for call in node.aggregates for a in call.args}
-        elif isinstance(node, LogicalSort):
-            used |= {k.column for k in node.keys}
-        elif isinstance(node, LogicalUnion):
-            for child in node.inputs:  # a UNION reads every column of its inputs
-                used |= set(child.output)
+    used = used_ids(plan)
 
     def fn(p: LogicalPlan) -> LogicalPlan:
         if isinstance(p, LogicalScan):
@@ -183,6 +171,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("prune_buckets", prune_buckets),
     ("preaggregation", preaggregation),
     ("select_rollup", select_rollup),
+    ("drop_exact_filters", drop_exact_filters),
 )
 
 

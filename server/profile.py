@@ -80,6 +80,8 @@ class QueryProfile:
                 f"    - RowsReturned: {s.rows_returned}",
                 f"    - ScanTime: {pretty_time(s.scan_time_ns)}",
                 "    SegmentIterator:",
+                f"      - NumSegmentTotal: {s.segments_total}",
+                f"      - NumSegmentFiltered: {s.segments_filtered}",
                 f"      - RawRowsRead: {s.raw_rows_read}",
                 f"      - RowsKeyRangeFiltered: {s.rows_key_range_filtered}",
                 f"      - RowsStatsFiltered: {s.rows_stats_filtered}",

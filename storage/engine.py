@@ -35,7 +35,7 @@ from storage.catalog.store import Catalog, new_label
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
-from storage.segment.reader import SegmentReader, open_segment
+from storage.segment.reader import Narrowed, SegmentReader, open_segment
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_MAX_SEGMENT_BYTES = 256 * 1024 * 1024
+# below this many rows left after index narrowing, tablets are read on the calling thread: handing a few
+# pages to scan threads costs more (GIL hand-offs, wake-ups) than it saves
+PARALLEL_SCAN_MIN_ROWS = 64 * 1024
 STRICT_MODE_FILTERED = "Insert has filtered data in strict mode"
 
 
@@ -103,6 +106,16 @@ def _scan_pool(threads: int) -> ThreadPoolExecutor:
         if pool is None:
             pool = _scan_pools[threads] = ThreadPoolExecutor(threads - 1, thread_name_prefix="tabletscan")
         return pool
+
+
+def _narrowed_rows(n: Narrowed) -> int:
+    ranges, ids, _ = n
+    return len(ids) if ids is not None else ranges.count()
+
+
+def _rows_only(n: int) -> pa.Table:
+    """A table of `n` rows and no columns."""
+    return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
 
 
 def staging_path(root: Path, txn_id: int) -> Path:
@@ -452,12 +465,13 @@ class StorageEngine:
                       if p.column.lower() in canon]
         merging = req.merge and index.keys_type != KEYS_DUP
         keys = key_column_names(index)
-        read_cols = list(dict.fromkeys(requested + (keys if merging else [])))
+        # every pushed predicate is evaluated exactly here (the planner may drop the Filter above); without a
+        # merge the segment scan reads predicate columns itself (late materialisation), a merge reads them
+        # with the keys and filters the merged rows
+        read_cols = list(dict.fromkeys(requested + (keys + [p.column for p in predicates] if merging else [])))
         # before a merge only key predicates may prune: a value predicate could drop an older row of a key
         # whose merged value would match (or keep one whose merged value would not)
         prune = [p for p in predicates if is_key[p.column]] if merging else predicates
-        exact_before = [p for p in prune if p.column in read_cols]
-        exact_after = [p for p in predicates if p.column in read_cols and p not in exact_before]
 
         versions = dict(req.versions) if req.versions is not None else self.snapshot(table)
         partition_ids = [pid for pid in (req.partition_ids if req.partition_ids is not None else versions)
@@ -468,30 +482,33 @@ class StorageEngine:
             tablets = [t for t in tablets if t.tablet_id in wanted]
         rowsets_by_tablet = self.catalog.rowsets_for_tablets(tablets, versions)
 
+        stats = ScanStats()
+        segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging)
+                    for t in tablets}
+
         def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
-            # without a merge every exact predicate is evaluated in the segment scan (late materialisation)
-            exact = [] if merging else exact_before + exact_after
-            part = self._scan_tablet(rowsets_by_tablet[tablet.tablet_id], index, read_cols, prune, merging, own,
-                                     exact)
-            if merging and part is not None and part.num_rows and (exact_before or exact_after):
+            part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
+                                     () if merging else predicates)
+            if merging and part is not None and part.num_rows and predicates:
                 before = part.num_rows
-                part = part.filter(pa.array(predicate_mask(part, exact_before + exact_after)))
+                part = part.filter(pa.array(predicate_mask(part, predicates)))
                 own.rows_vector_pred_filtered += before - part.num_rows
             own.rows_returned += 0 if part is None else part.num_rows
             own.scan_time_ns += time.perf_counter_ns() - started
             return (None if part is None or part.num_rows == 0 else part.select(requested)), own
 
-        busy = [t for t in tablets if rowsets_by_tablet[t.tablet_id]]
-        if len(busy) > 1 and self.scan_threads > 1:
+        busy = [t for t in tablets if segments[t.tablet_id]]
+        left = sum(_narrowed_rows(n) if n is not None else r.num_rows
+                   for t in busy for _, readers in segments[t.tablet_id] for r, n in readers)
+        if len(busy) > 1 and self.scan_threads > 1 and left >= PARALLEL_SCAN_MIN_ROWS:
             # pyarrow/IO release the GIL; the pool lives across queries (starting threads per query cost
             # ~1 ms) and the calling thread reads the first tablet itself
             futures = [_scan_pool(self.scan_threads).submit(scan_one, t) for t in busy[1:]]
             results = [scan_one(busy[0])] + [f.result() for f in futures]
         else:
             results = [scan_one(t) for t in busy]
-        stats = ScanStats()
         pieces: list[pa.Table] = []
         for part, own in results:
             stats.merge(own)
@@ -500,27 +517,50 @@ class StorageEngine:
         out_schema = self._output_schema(req, requested)
         if not pieces:
             return ScanResult(out_schema.empty_table(), stats)
+        if not requested:  # COUNT(*) without columns: Arrow cannot concatenate row counts alone
+            return ScanResult(_rows_only(sum(p.num_rows for p in pieces)), stats)
         result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
         return ScanResult(result.rename_columns(list(req.columns)), stats)
 
-    def _scan_tablet(self, rowsets: Sequence[Rowset], index: MaterializedIndexMeta, columns: Sequence[str],
-                     prune: Sequence[ColumnPredicate], merging: bool, stats: ScanStats,
-                     exact: Sequence[ColumnPredicate] = ()) -> pa.Table | None:
+    def _segments(self, rowsets: Sequence[Rowset], prune: Sequence[ColumnPredicate], stats: ScanStats,
+                  narrow: bool) -> list[tuple[Rowset, list[tuple[SegmentReader, Narrowed | None]]]]:
+        """The DATA rowsets' segments that may hold matching rows: the segment zone maps first (one
+        comparison per predicate on cached metadata), then, when `narrow`, the whole index narrowing, so the
+        caller knows how much is left to read before it hands work to scan threads."""
+        out = []
+        for rs in rowsets:
+            if rs.kind != "DATA":
+                continue
+            kept = []
+            for path in self.segment_paths(rs):
+                reader = open_segment(path)
+                stats.segments_total += 1
+                if not reader.may_contain(prune):
+                    stats.segments_filtered += 1
+                    stats.rows_stats_filtered += reader.num_rows
+                    continue
+                narrowed = reader.narrow(prune, stats) if narrow else None
+                if narrowed is None or _narrowed_rows(narrowed):
+                    kept.append((reader, narrowed))
+            if kept:
+                out.append((rs, kept))
+        return out
+
+    def _scan_tablet(self, segments: Sequence[tuple[Rowset, Sequence[tuple[SegmentReader, Narrowed | None]]]],
+                     index: MaterializedIndexMeta, columns: Sequence[str], prune: Sequence[ColumnPredicate],
+                     merging: bool, stats: ScanStats, exact: Sequence[ColumnPredicate] = ()) -> pa.Table | None:
         """One tablet's rows at the snapshot: rowsets in version order, merged per the model if asked."""
         parts: list[pa.Table] = []
         data_rowsets = 0
         overlapping = False
-        for rs in rowsets:
-            if rs.kind != "DATA":
-                continue
+        for rs, readers in segments:
             got = False
-            for path in self.segment_paths(rs):
-                reader = open_segment(path)
+            for reader, narrowed in readers:
                 if merging:
                     ranges = reader.row_ranges(prune, stats) if prune else None
                     t = reader.read(columns, ranges, stats)
                 else:
-                    t = reader.scan(columns, prune, exact, stats)
+                    t = reader.scan(columns, prune, exact, stats, narrowed)
                 if t.num_rows:
                     parts.append(t)
                     got = True
@@ -528,6 +568,8 @@ class StorageEngine:
             overlapping |= rs.overlapping and rs.num_segments > 1
         if not parts:
             return None
+        if not columns:
+            return _rows_only(sum(p.num_rows for p in parts))
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if merging and (data_rowsets > 1 or overlapping):
             # rowsets were appended oldest first; the stable sort keeps that order within a key

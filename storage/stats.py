@@ -20,6 +20,8 @@ class ScanStats:
     # the index counters above: rows in the segments = every *_filtered counter + rows_returned
     rows_vector_pred_filtered: int = 0
     rows_returned: int = 0  # rows the scan hands up (RowsReturned)
+    segments_total: int = 0  # segments of the tablets read (NumSegmentTotal)
+    segments_filtered: int = 0  # ruled out whole by their segment zone maps (NumSegmentFiltered)
     pages_read: int = 0
     pages_skipped: int = 0
     bytes_read: int = 0

@@ -219,7 +219,12 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA foreign_keys=OFF")
         self._tablet_drop_listeners: list[Callable[[list[int]], None]] = []
+        # read caches, emptied by every write transaction (this process is the catalog's only writer; a
+        # read-only Catalog next to a running server turns them off)
+        self._caching = True
         self._table_cache: dict[int, OlapTable] = {}
+        self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
+        self._rowset_cache: dict[int, list[Rowset]] = {}
         with self._write() as c:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
@@ -251,6 +256,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
                 self._conn.execute("COMMIT")
             finally:
                 self._table_cache.clear()
+                self._tablet_cache.clear()
+                self._rowset_cache.clear()
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -536,6 +543,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
     # ------------------------------------------------------------ tablets and rowsets
 
     def tablets(self, table_id: int, partition_id: int | None = None, index_id: int | None = None) -> list[Tablet]:
+        key = (table_id, partition_id, index_id)
         sql = "SELECT * FROM tablets WHERE table_id = ?"
         args: list[Any] = [table_id]
         if partition_id is not None:
@@ -545,9 +553,14 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
             sql += " AND index_id = ?"
             args.append(index_id)
         with self._read() as c:
-            rows = c.execute(sql + " ORDER BY tablet_id", args).fetchall()
-        return [Tablet(tablet_id=r["tablet_id"], table_id=r["table_id"], partition_id=r["partition_id"],
-                       index_id=r["index_id"], bucket=r["bucket"]) for r in rows]
+            cached = self._tablet_cache.get(key)
+            if cached is None:
+                rows = c.execute(sql + " ORDER BY tablet_id", args).fetchall()
+                cached = [Tablet(tablet_id=r["tablet_id"], table_id=r["table_id"], partition_id=r["partition_id"],
+                                 index_id=r["index_id"], bucket=r["bucket"]) for r in rows]
+                if self._caching:
+                    self._tablet_cache[key] = cached
+        return list(cached)
 
     def all_rowsets(self, tablet_id: int) -> list[Rowset]:
         """Every committed rowset of a tablet (including ones a compaction superseded)."""
@@ -565,15 +578,20 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
 
     def rowsets_for_tablets(self, tablets: Sequence[Tablet], versions: Mapping[int, int]) -> dict[int, list[Rowset]]:
         """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
-        by_tablet: dict[int, list[Rowset]] = {t.tablet_id: [] for t in tablets}
-        if not tablets:
-            return by_tablet
+        by_tablet: dict[int, list[Rowset]] = {}
         with self._read() as c:
-            for start in range(0, len(tablets), 500):
-                chunk = [t.tablet_id for t in tablets[start:start + 500]]
+            if not self._caching:
+                self._rowset_cache.clear()
+            missing = [t.tablet_id for t in tablets if t.tablet_id not in self._rowset_cache]
+            for start in range(0, len(missing), 500):
+                chunk = missing[start:start + 500]
                 marks = ",".join("?" * len(chunk))
+                fetched: dict[int, list[Rowset]] = {tid: [] for tid in chunk}
                 for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({marks})", chunk):
-                    by_tablet[r["tablet_id"]].append(_rowset_from(r))
+                    fetched[r["tablet_id"]].append(_rowset_from(r))
+                self._rowset_cache.update(fetched)
+            for t in tablets:
+                by_tablet[t.tablet_id] = self._rowset_cache[t.tablet_id]
         partition_of = {t.tablet_id: t.partition_id for t in tablets}
         return {tid: visible_rowsets(rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
 

@@ -19,6 +19,7 @@ Only `=`, `IN` and `IS NULL` can use it; any other predicate keeps every page.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -287,6 +288,18 @@ class BloomFilterIndexWriter:
         return build_page(PageEncoding.INDEX, len(self._filters), body)
 
 
+@functools.lru_cache(maxsize=256)
+def _probe_hashes(arrow_type: pa.DataType, values: tuple) -> np.ndarray | None:
+    """The hashes of a predicate's values in the column's type (None when one does not convert exactly);
+    memoised: a scan probes the same values against every segment's filters."""
+    scalars = [to_scalar(v, arrow_type) for v in values]
+    if any(s is None for s in scalars):
+        return None
+    out = hash64(pa.array([s.as_py() for s in scalars], type=arrow_type))
+    out.flags.writeable = False
+    return out
+
+
 class BloomFilterIndexReader:
     """A column's per-page filters as loaded from its index page (the body, after read_page)."""
 
@@ -305,8 +318,14 @@ class BloomFilterIndexReader:
         if count and (np.any(ends < starts) or int(ends[-1]) != len(body) - table_end):
             raise CorruptDataError("malformed bloom filter index: bad offsets")
         self.type = arrow_type
-        self.filters = [BloomFilter.from_bytes(body[table_end + s:table_end + e])
-                        for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        filters = [BloomFilter.from_bytes(body[table_end + s:table_end + e])
+                   for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
+        # all pages' words back to back, so one probe tests every page at once (no Python loop per page)
+        sizes = np.array([len(f.words) for f in filters], dtype=np.int64)
+        self._words = np.concatenate([f.words for f in filters]) if filters else np.zeros(0, np.uint32)
+        self._word_offsets = np.cumsum(sizes) - sizes
+        self._block_masks = (sizes // 8 - 1).astype(np.uint64)
+        self._has_null = np.array([f.has_null for f in filters], dtype=bool)
 
     @classmethod
     def from_page(cls, page: bytes | memoryview, arrow_type: pa.DataType, num_pages: int,
@@ -318,7 +337,7 @@ class BloomFilterIndexReader:
 
     @property
     def num_pages(self) -> int:
-        return len(self.filters)
+        return len(self._has_null)
 
     @staticmethod
     def can_use(pred: ColumnPredicate) -> bool:
@@ -328,17 +347,22 @@ class BloomFilterIndexReader:
         """Per page: False when no row of the page can satisfy `pred` (True for unusable predicates)."""
         everything = np.ones(self.num_pages, bool)
         if pred.op == Op.IS_NULL:
-            return np.array([f.has_null for f in self.filters], dtype=bool)
+            return self._has_null.copy()
         if pred.op not in (Op.EQ, Op.IN):
             return everything
         values = [v for v in pred.values if v is not None]  # `= NULL` / `IN (NULL)` match nothing
         if not values:
             return ~everything
-        scalars = [to_scalar(v, self.type) for v in values]
-        if any(s is None for s in scalars):
+        hashes = _probe_hashes(self.type, tuple(values))
+        if hashes is None:
             return everything  # a value the column cannot hold exactly: leave the decision to the filter
-        hashes = hash64(pa.array([s.as_py() for s in scalars], type=self.type))
-        return np.fromiter((bool(f.test_hashes(hashes).any()) for f in self.filters), bool, self.num_pages)
+        out = np.zeros(self.num_pages, bool)
+        for h in hashes.tolist():  # one iteration per probed value, each over every page
+            _, masks = _block_and_masks(np.array([h], np.uint64), 1)  # the bits depend on the low half only
+            blocks = ((np.uint64(h) >> np.uint64(32)) & self._block_masks).astype(np.int64)
+            words = self._words[(self._word_offsets + blocks * 8)[:, None] + np.arange(8)]
+            out |= ((words & masks) == masks).all(axis=1)
+        return out
 
     def pages(self, pred: ColumnPredicate) -> np.ndarray:
         """Indexes of the pages that may hold a row satisfying `pred`."""

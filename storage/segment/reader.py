@@ -41,6 +41,9 @@ _PARALLEL_MIN_ROWS = 64 * 1024
 _CACHE_SIZE = 4096
 _cache: OrderedDict[str, tuple[tuple[int, int, int, int], SegmentReader]] = OrderedDict()
 _cache_lock = threading.Lock()
+# index narrowing's answer: row ranges, the exact row ids a bitmap index gave within them (or None), and the
+# predicates those ids answer exactly
+Narrowed = tuple[RowRanges, "np.ndarray | None", list[ColumnPredicate]]
 _BITMAP_OPS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN, Op.IS_NULL, Op.IS_NOT_NULL})
 
 
@@ -248,13 +251,16 @@ class SegmentReader:
     def zone_map(self, column: str) -> ZoneMap:
         return self._zone_map_index(column).segment
 
+    def may_contain(self, predicates: Sequence[ColumnPredicate]) -> bool:
+        """False when a segment zone map rules out one of `predicates` for every row."""
+        return all(self._zone_map_index(p.column).may_match(p)[0] for p in predicates if p.column in self._columns)
+
     def row_ranges(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None = None) -> RowRanges:
         """A superset of the rows satisfying the AND of `predicates` (callers still filter exactly)."""
-        ranges, ids, _ = self._narrow(predicates, stats)
+        ranges, ids, _ = self.narrow(predicates, stats)
         return ranges if ids is None else self._ranges_of_ids(ids)
 
-    def _narrow(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None
-                ) -> tuple[RowRanges, np.ndarray | None, list[ColumnPredicate]]:
+    def narrow(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None) -> Narrowed:
         """Index narrowing: row ranges (short key, zone maps, bloom filters), then, when a bitmap index
         applies, the exact row ids within them and the predicates those ids answer exactly."""
         ranges = RowRanges.full(self.num_rows)
@@ -303,14 +309,14 @@ class SegmentReader:
         return ranges, None, []
 
     def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate],
-             exact: Sequence[ColumnPredicate], stats: ScanStats) -> pa.Table:
+             exact: Sequence[ColumnPredicate], stats: ScanStats, narrowed: Narrowed | None = None) -> pa.Table:
         """The rows satisfying the AND of `exact`, narrowed by the indexes over `predicates`, with late
         materialisation: the index-surviving rows (exact bitmap row ids are taken as they are, and the
         predicates they answer are not evaluated again) have their predicate columns read and filtered
         first; the other columns are read only from the pages that still hold surviving rows."""
         fields = [self.schema.field(self._meta(c).name) for c in columns]
         schema = pa.schema(fields, metadata=self.schema.metadata)
-        ranges, ids, answered = self._narrow(predicates, stats)
+        ranges, ids, answered = narrowed if narrowed is not None else self.narrow(predicates, stats)
         todo = [p for p in exact if not any(p is a for a in answered)]
         n = len(ids) if ids is not None else ranges.count()
         stats.raw_rows_read += n
