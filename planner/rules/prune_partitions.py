@@ -8,6 +8,7 @@ NULL lives in the partition whose lower bound is the type minimum (storage.table
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -38,7 +39,8 @@ def prune_partitions(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
 
 def select_partitions(source: OlapTableSource, predicates: Sequence[ColumnPredicate]) -> tuple[int, ...]:
     info = source.table.partition_info
-    candidates = [p for p in source.table.partitions if p.partition_id in set(source.selected_partition_ids)]
+    selected = set(source.selected_partition_ids)
+    candidates = [p for p in source.table.partitions if p.partition_id in selected]
     kind = info.type.upper()
     if kind not in ("RANGE", "LIST") or not info.columns:
         return tuple(p.partition_id for p in candidates)
@@ -54,13 +56,20 @@ def select_partitions(source: OlapTableSource, predicates: Sequence[ColumnPredic
     return tuple(p.partition_id for p in candidates if keep(p, by_column, types))
 
 
-def _value(text: str | None, t: pa.DataType) -> Any:
-    """A bound as a Python value; None (unbounded) when Python cannot hold it (DATE '0000-01-01')."""
+@functools.lru_cache(maxsize=65536)
+def _bound(text: str | None, t: pa.DataType) -> tuple[Any, bool]:
+    """A bound as a Python value (None, unbounded, when Python cannot hold it: DATE '0000-01-01') and
+    whether it is the type's minimum; memoised, as every query casts the same bounds of every partition."""
     scalar = cast_bound(text, t)
     try:
-        return None if scalar is None else scalar.as_py()
+        value = None if scalar is None else scalar.as_py()
     except (OverflowError, ValueError):
-        return None
+        value = None
+    return value, _is_minimum(text, scalar)
+
+
+def _value(text: str | None, t: pa.DataType) -> Any:
+    return _bound(text, t)[0]
 
 
 def _satisfies(value: Any, p: ColumnPredicate) -> bool:
@@ -109,8 +118,8 @@ def _range_keeps(part: Partition, by_column: dict[int, list[ColumnPredicate]], t
     lower_text = part.item.lower[0] if part.item.lower else None
     upper_text = part.item.upper[0] if part.item.upper else None
     t = types[0]
-    lo = _value(lower_text, t) if lower_text is not None else None
-    holds_min = lower_text is None or _is_minimum(lower_text, cast_bound(lower_text, t))
+    lo, is_min = _bound(lower_text, t) if lower_text is not None else (None, True)
+    holds_min = lower_text is None or is_min
     hi = _value(upper_text, t) if upper_text is not None else None
     # a single-column range is [lo, hi); with more columns the first column may equal hi
     hi_inclusive = part.item.upper is not None and len(part.item.upper) > 1
