@@ -1,20 +1,30 @@
 """PARTITION BY analysis: column checks, bound normalisation, LESS THAN lower bounds, overlap checks,
 and the expansion of batch `FROM .. TO .. INTERVAL` items (Doris RangePartitionInfo / MultiPartitionDesc).
+
+`bind_partition_item` is the one analysis of a partition clause, used by CREATE TABLE (each clause against
+the ones before it) and by ALTER TABLE ADD PARTITION (against the table's partitions); the rules between
+items themselves live in storage.catalog.partition_items, which the catalog re-checks on commit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from planner.bind import values as v
+from planner.bind.table_properties import bind_partition_properties
 from sql import statements as st
-from sql.errors import analysis_error
-from sql.types import DorisType
-from storage.catalog.model import Column, PartitionInfo, PartitionItem
+from sql.errors import SqlError, analysis_error
+from sql.types import DorisType, parse_type
+from storage.catalog import partition_items
+from storage.catalog.model import Column, OlapTable, PartitionInfo, PartitionItem
+from storage.errors import StorageError
 
 MAX_MULTI_PARTITION_NUM = 4096  # FE config max_multi_partition_num
 MULTI_PARTITION_NAME_PREFIX = "p_"  # FE config multi_partition_name_prefix
+FORBIDDEN_PARTITION_NAME = "placeholder_"  # FeNameFormat.FORBIDDEN_PARTITION_NAME
+_PARTITION_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9\-_]{0,63}$")  # FeNameFormat.COMMON_NAME_REGEX
 
 _RANGE_TYPES = {"DATE", "DATETIME", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"}
 _LIST_TYPES = _RANGE_TYPES | {"CHAR", "VARCHAR", "BOOLEAN"}
@@ -35,10 +45,8 @@ def bind_partitions(
             raise analysis_error(f"partition key {name} is not exists")
         _check_partition_column(*columns[name.lower()], desc.type)
         part_cols.append(columns[name.lower()])
-    if not _types_consistent(desc):
-        raise analysis_error(
-            "partitions types is invalid, expected FIXED or LESS in range partitions and IN in list partitions"
-        )
+    if not _types_consistent(desc.type, desc.items):
+        raise _invalid_item_types()
     seen: set[str] = set()
     for item in desc.items:
         if isinstance(item, st.RangeBatch):
@@ -53,9 +61,79 @@ def bind_partitions(
         names_seen.add(name)
     types = tuple(t for _, t in part_cols)
     info = PartitionInfo(desc.type, tuple(c.name for c, _ in part_cols))
-    if desc.type == "LIST":
-        return info, _bind_list(desc.items, types)
-    return info, _bind_range(desc.items, types, properties)
+    items: list[PartitionItem] = []  # in creation order, each checked against the ones before it
+    for item in desc.items:
+        items += bind_partition_item(desc.type, types, items, item, properties)
+    if desc.type == "RANGE":
+        return info, tuple(partition_items.sort_items(items, "RANGE", [str(t) for t in types]))
+    return info, tuple(items)
+
+
+def partition_types(table: OlapTable) -> tuple[DorisType, ...]:
+    """The types of a table's partition columns."""
+    return tuple(parse_type(table.column(name).type) for name in table.partition_info.columns)  # type: ignore[union-attr]
+
+
+def bind_partition_item(
+    kind: str,
+    types: tuple[DorisType, ...],
+    existing: Sequence[PartitionItem],
+    item: st.PartitionItemDesc,
+    properties: dict[str, str],
+) -> list[PartitionItem]:
+    """One partition clause of a `kind` (RANGE / LIST) table, checked against `existing` partitions: its
+    name, values, the LESS THAN lower bound, overlaps and LIST conflicts; a batch clause gives several."""
+    if not _types_consistent(kind, (item,)):
+        raise _invalid_item_types()
+    type_texts = [str(t) for t in types]
+    if isinstance(item, st.RangeBatch):
+        out: list[PartitionItem] = []
+        for generated in _expand_batch(item, types, properties):
+            _check(partition_items.check_range, generated, [*existing, *out], type_texts)
+            out.append(generated)
+        return out
+    check_partition_name(item.name)
+    props = bind_partition_properties(item.properties)
+    if isinstance(item, st.ListValues):
+        bound = PartitionItem(item.name, values=_list_values(item, types), properties=props)
+        _check(partition_items.check_list, bound, existing, type_texts)
+        return [bound]
+    if isinstance(item, st.RangeLessThan):
+        upper = (
+            tuple(None for _ in types) if item.upper is None
+            else _bound(item.upper, types, _values_text(item.upper))
+        )
+        if all(x == v.TYPE_MIN[t.name] for x, t in zip(upper, types, strict=True)):
+            raise analysis_error(f"Partition's upper value should not be MIN VALUE: {_values_text(item.upper or ())}")
+        key: Callable[[v_Bound], tuple] = lambda b: v.sort_key(b, types)  # noqa: E731
+        below = [r.upper for r in existing if r.upper is not None and key(r.upper) < key(upper)]
+        lower = max(below, key=key) if below else tuple(v.TYPE_MIN[t.name] for t in types)
+    else:
+        lower = _bound(item.lower, types, _values_text(item.lower))
+        upper = _bound(item.upper, types, _values_text(item.upper))
+    bound = PartitionItem(item.name, lower=lower, upper=upper, properties=props)
+    _check(partition_items.check_range, bound, existing, type_texts)
+    return [bound]
+
+
+def _check(rule: Callable[..., None], *args: object) -> None:
+    """A catalog rule (storage.catalog.partition_items) raised as an analysis error, same text and code."""
+    try:
+        rule(*args)
+    except StorageError as e:
+        raise SqlError(e.message, e.code, e.sqlstate) from None
+
+
+def check_partition_name(name: str) -> None:
+    """FeNameFormat.checkPartitionName."""
+    if not _PARTITION_NAME.match(name) or name.startswith(FORBIDDEN_PARTITION_NAME):
+        raise analysis_error(f"Incorrect partition name '{name}'", 1567, "HY000")
+
+
+def _invalid_item_types() -> Exception:
+    return analysis_error(
+        "partitions types is invalid, expected FIXED or LESS in range partitions and IN in list partitions"
+    )
 
 
 def _check_partition_column(column: Column, t: DorisType, kind: str) -> None:
@@ -70,15 +148,15 @@ def _check_partition_column(column: Column, t: DorisType, kind: str) -> None:
         raise analysis_error(f"Column[{column.name}] type[{t}] cannot be a {kind.lower()} partition key.")
 
 
-def _types_consistent(desc: st.PartitionDesc) -> bool:
-    if desc.type == "LIST":
-        return all(isinstance(i, st.ListValues) for i in desc.items)
-    if all(isinstance(i, st.RangeBatch) for i in desc.items):
+def _types_consistent(kind: str, items: Sequence[st.PartitionItemDesc]) -> bool:
+    if kind == "LIST":
+        return all(isinstance(i, st.ListValues) for i in items)
+    if all(isinstance(i, st.RangeBatch) for i in items):
         return True
     # batch items may be mixed only with fixed ranges
-    if any(isinstance(i, st.RangeBatch) for i in desc.items):
-        return all(isinstance(i, (st.RangeBatch, st.RangeFixed)) for i in desc.items)
-    return all(isinstance(i, (st.RangeLessThan, st.RangeFixed)) for i in desc.items)
+    if any(isinstance(i, st.RangeBatch) for i in items):
+        return all(isinstance(i, (st.RangeBatch, st.RangeFixed)) for i in items)
+    return all(isinstance(i, (st.RangeLessThan, st.RangeFixed)) for i in items)
 
 
 # -- values ---------------------------------------------------------------------------------------------
@@ -96,59 +174,16 @@ def _bound(values: st.Bound, types: tuple[DorisType, ...], text: str, pad_min: b
 v_Bound = tuple[str | None, ...]
 
 
-def _key_text(values: v_Bound, types: tuple[DorisType, ...]) -> str:
-    type_names = ", ".join(v.internal_type_name(t) for t in types)
-    keys = ", ".join("MAXVALUE" if x is None else x for x in values)
-    return f"types: [{type_names}]; keys: [{keys}]; "
-
-
 def range_text(lower: v_Bound, upper: v_Bound, types: tuple[DorisType, ...]) -> str:
     """Guava Range.toString of two PartitionKeys, as Doris prints ranges in messages and SHOW PARTITIONS."""
-    return f"[{_key_text(lower, types)}..{_key_text(upper, types)})"
+    return partition_items.range_text(lower, upper, [str(t) for t in types])
 
 
 def _values_text(values: st.Bound) -> str:
     return "(" + ", ".join("MAXVALUE" if x is None else f"'{x}'" for x in values) + ")"
 
 
-# -- RANGE ----------------------------------------------------------------------------------------------
-
-
-def _bind_range(
-    items: tuple[st.PartitionItemDesc, ...], types: tuple[DorisType, ...], properties: dict[str, str]
-) -> tuple[PartitionItem, ...]:
-    ranges: list[PartitionItem] = []  # in creation order
-    key: Callable[[v_Bound], tuple] = lambda b: v.sort_key(b, types)  # noqa: E731
-
-    def add(item: PartitionItem) -> None:
-        lo, hi = key(item.lower), key(item.upper)
-        if lo >= hi:
-            raise analysis_error("The lower values must smaller than upper values")
-        for other in ranges:
-            if lo < key(other.upper) and key(other.lower) < hi:
-                raise analysis_error(
-                    f"Range {range_text(item.lower, item.upper, types)} is intersected with range: "
-                    f"{range_text(other.lower, other.upper, types)}"
-                )
-        ranges.append(item)
-
-    for item in items:
-        if isinstance(item, st.RangeLessThan):
-            upper = (
-                tuple(None for _ in types) if item.upper is None
-                else _bound(item.upper, types, _values_text(item.upper))
-            )
-            below = [r.upper for r in ranges if key(r.upper) < key(upper)]
-            lower = max(below, key=key) if below else tuple(v.TYPE_MIN[t.name] for t in types)
-            add(PartitionItem(item.name, lower=lower, upper=upper, properties=item.properties))
-        elif isinstance(item, st.RangeFixed):
-            lower = _bound(item.lower, types, _values_text(item.lower))
-            upper = _bound(item.upper, types, _values_text(item.upper))
-            add(PartitionItem(item.name, lower=lower, upper=upper, properties=item.properties))
-        elif isinstance(item, st.RangeBatch):
-            for generated in _expand_batch(item, types, properties):
-                add(generated)
-    return tuple(sorted(ranges, key=lambda r: key(r.lower)))
+# -- RANGE batches -------------------------------------------------------------------------------------
 
 
 def _add_months(value: datetime, months: int) -> datetime:
@@ -225,26 +260,12 @@ def _check_count(n: int) -> None:
 # -- LIST -----------------------------------------------------------------------------------------------
 
 
-def _bind_list(
-    items: tuple[st.PartitionItemDesc, ...], types: tuple[DorisType, ...]
-) -> tuple[PartitionItem, ...]:
-    out: list[PartitionItem] = []
-    owner: dict[tuple, str] = {}
-    for item in items:
-        assert isinstance(item, st.ListValues)
-        values = []
-        for value in item.values:
-            if len(value) != len(types):
-                raise analysis_error(
-                    f"partition key desc list size[{len(value)}] is not equal to partition column size[{len(types)}]"
-                )
-            bound = tuple("NULL" if x is None else v.normalize(x, t) for x, t in zip(value, types, strict=True))
-            if bound in owner:
-                raise analysis_error(
-                    f"The partition key[{_values_text(bound)}] in partition item[{item.name}] "
-                    f"is conflict with current partitionKeys[{_values_text(bound)}]"
-                )
-            owner[bound] = item.name
-            values.append(bound)
-        out.append(PartitionItem(item.name, values=tuple(values), properties=item.properties))
+def _list_values(item: st.ListValues, types: tuple[DorisType, ...]) -> tuple[tuple[str, ...], ...]:
+    out = []
+    for value in item.values:
+        if len(value) != len(types):
+            raise analysis_error(
+                f"partition key desc list size[{len(value)}] is not equal to partition column size[{len(types)}]"
+            )
+        out.append(tuple("NULL" if x is None else v.normalize(x, t) for x, t in zip(value, types, strict=True)))
     return tuple(out)

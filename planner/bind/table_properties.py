@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from planner.bind.values import normalize
 from sql.errors import analysis_error
-from sql.types import DorisType
+from sql.types import DorisType, parse_type
 from storage.catalog.model import KEYS_AGG, KEYS_UNIQUE, Column
 
 BLOOM_FILTER_FPP_MIN, BLOOM_FILTER_FPP_MAX = 0.0001, 0.05
@@ -122,6 +123,37 @@ def replication_allocation(props: dict[str, str]) -> str:
     if n <= 0:
         raise analysis_error("Replication num should larger than 0")
     return f"tag.location.default: {n}"
+
+
+# per-partition PROPERTIES (PARTITION p VALUES ... ("k" = "v"), ADD / MODIFY PARTITION), in SHOW order
+PARTITION_PROPERTY_KEYS = ("replication_allocation", "storage_medium", "storage_cooldown_time", "storage_policy",
+                           "in_memory", "mutable")
+
+
+def bind_partition_properties(given: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """A partition's own properties, validated as the table's are (Doris's SinglePartitionDesc / DataProperty):
+    `replication_num` becomes `replication_allocation`; `in_memory` = true is refused; keys Doris would not
+    consume are ignored, as Doris ignores them."""
+    props = {k.lower(): v for k, v in given}
+    out: dict[str, str] = {}
+    if "replication_num" in props or "replication_allocation" in props:
+        out["replication_allocation"] = replication_allocation(props)
+    if "storage_medium" in props:
+        out["storage_medium"] = _VALIDATORS["storage_medium"](props["storage_medium"]).upper()
+    if "storage_cooldown_time" in props:
+        out["storage_cooldown_time"] = _cooldown_time(props["storage_cooldown_time"])
+    if "storage_policy" in props:
+        out["storage_policy"] = props["storage_policy"].strip()
+    for key in ("in_memory", "mutable"):
+        if key in props:
+            out[key] = _bool_validator(key)(props[key])
+    if out.get("in_memory") == "true":
+        raise analysis_error("Not support set 'in_memory'='true' now!")
+    return tuple((k, out[k]) for k in PARTITION_PROPERTY_KEYS if k in out)
+
+
+def _cooldown_time(value: str) -> str:
+    return normalize(value, parse_type("DATETIME"))
 
 
 def bloom_filter_columns(value: str, columns: list[Column], types: dict[str, DorisType], keys_type: str) -> str:

@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 
 from sql.errors import analysis_error
 from sql.types import DorisType
+from storage.catalog import partition_items
 
 _INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64, "LARGEINT": 128}
 
@@ -30,7 +31,7 @@ _COMPACT_DATE_RE = re.compile(r"^\s*(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2}
 
 def internal_type_name(t: DorisType) -> str:
     """The storage type names Doris prints inside partition key strings (DATEV2, DATETIMEV2, INT ...)."""
-    return {"DATE": "DATEV2", "DATETIME": "DATETIMEV2"}.get(t.name, t.name)
+    return partition_items.internal_type_name(str(t))
 
 
 def normalize(text: str, t: DorisType) -> str:
@@ -120,13 +121,5 @@ def format_datetime(value: datetime, t: DorisType) -> str:
 
 
 def sort_key(values: tuple[str | None, ...], types: tuple[DorisType, ...]) -> tuple:
-    """Order of partition keys: None (MAXVALUE) sorts after every value of its column."""
-    key = []
-    for value, t in zip(values, types, strict=True):
-        if value is None:
-            key.append((1, 0))
-        elif t.is_integer:
-            key.append((0, int(value)))
-        else:
-            key.append((0, value))  # canonical dates / strings sort as text
-    return tuple(key)
+    """Order of partition keys (the catalog's rule): None (MAXVALUE) sorts after every value of its column."""
+    return partition_items.key_order(values, tuple(str(t) for t in types))

@@ -37,6 +37,7 @@ from storage.catalog.model import (
     TableSpec,
     Tablet,
 )
+from storage.catalog.partition_items import cannot_add_partition, check_new_items, sort_items
 from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog, cancel_table_jobs
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
 from storage.errors import StorageError, doris_error
@@ -450,7 +451,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
             if wanted is not None:
                 missing = wanted - {p.name.lower() for p in table.partitions}
                 if missing:
-                    raise doris_error(f"Partition '{sorted(missing)[0]}' does not exist")
+                    name = next(p for p in partition_names if p.lower() in missing)
+                    raise doris_error(f"Partition {name} does not exist")
             index_ids = [i.index_id for i in table.indexes]
             dropped: list[int] = []
             for pos, p in enumerate(table.partitions):
@@ -472,6 +474,119 @@ class Catalog(RollupCatalog, SchemaChangeCatalog):
         self._notify_dropped(dropped)
         assert result is not None
         return result
+
+    # ------------------------------------------------------------ partitions
+
+    def add_partitions(self, table_id: int, items: Sequence[PartitionItem], buckets: Sequence[int]) -> OlapTable:
+        """New empty partitions (version 1), `buckets[i]` tablets for items[i] in every materialized index (the
+        base, each rollup, a SHADOW index being built), committed all or nothing.
+
+        Names, ranges and listed values are checked again here against the committed partitions (Doris's
+        messages, storage.catalog.partition_items), so of two concurrent adders of the same or overlapping
+        partitions exactly one wins. Partition ids are new; RANGE partitions keep their range order.
+        """
+        if len(items) != len(buckets):
+            raise ValueError("one bucket number per partition item")
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            kind = table.partition_info.type
+            if kind not in ("RANGE", "LIST"):
+                raise cannot_add_partition()
+            if any(n < 1 for n in buckets):
+                raise doris_error("Cannot assign hash distribution buckets less than 1")
+            check_new_items(kind, self._partition_types(table), [p.item for p in table.partitions], items)
+            index_ids = [i.index_id for i in table.indexes]
+            for offset, (item, n) in enumerate(zip(items, buckets, strict=True)):
+                self._insert_partition(c, table_id, len(table.partitions) + offset, replace(item, buckets=n),
+                                       table.distribution, index_ids)
+            self._renumber_partitions(c, table_id)
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
+    def drop_partitions(self, table_id: int, names: Sequence[str], if_exists: bool = False) -> OlapTable:
+        """Remove partitions (names case-insensitive) with their tablets of every index and their rowsets in one
+        commit; the files go after it (the on_tablets_dropped listeners). A missing name fails with Doris's
+        ERR_DROP_PARTITION_NON_EXISTENT unless `if_exists`. Loads still writing a dropped partition fail to
+        publish (`partition ... no longer exists`)."""
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            by_name = {p.name.lower(): p for p in table.partitions}
+            dropped: list[int] = []
+            for name in dict.fromkeys(n.lower() for n in names):
+                p = by_name.get(name)
+                if p is None:
+                    if if_exists:
+                        continue
+                    raise doris_error(f"Error in list of partitions to {next(n for n in names if n.lower() == name)}",
+                                      1507, "HY000")
+                dropped += [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?",
+                                                    (p.partition_id,))]
+                c.execute("DELETE FROM rowsets WHERE tablet_id IN "
+                          "(SELECT tablet_id FROM tablets WHERE partition_id = ?)", (p.partition_id,))
+                c.execute("DELETE FROM tablets WHERE partition_id = ?", (p.partition_id,))
+                c.execute("DELETE FROM partitions WHERE partition_id = ?", (p.partition_id,))
+            self._renumber_partitions(c, table_id)
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            result = self._load_table(c, table_id)
+        self._notify_dropped(dropped)
+        assert result is not None
+        return result
+
+    def modify_partition_properties(self, table_id: int, names: Sequence[str],
+                                    properties: Sequence[tuple[str, str]]) -> OlapTable:
+        """Set properties (already validated) on the named partitions: given keys replace, others stay."""
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            by_name = {p.name.lower(): p for p in table.partitions}
+            for name in names:
+                if name.lower() not in by_name:
+                    raise doris_error(f"Partition[{name}] does not exist in table[{table.name}]")
+            for name in dict.fromkeys(n.lower() for n in names):
+                p = by_name[name]
+                merged = dict(p.item.properties) | dict(properties)
+                c.execute("UPDATE partitions SET item = ? WHERE partition_id = ?",
+                          (_item_json(replace(p.item, properties=tuple(merged.items()))), p.partition_id))
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
+    def set_table_properties(self, table_id: int, properties: Sequence[tuple[str, str]]) -> OlapTable:
+        """Replace the table's PROPERTIES list (validated and ordered by the caller, as SHOW CREATE TABLE
+        prints it)."""
+        with self._write() as c:
+            if c.execute("SELECT 1 FROM tables WHERE table_id = ?", (table_id,)).fetchone() is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            c.execute("UPDATE tables SET properties = ?, update_time = ? WHERE table_id = ?",
+                      (_dumps([list(p) for p in properties]), time.time(), table_id))
+            result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
+    @staticmethod
+    def _partition_types(table: OlapTable) -> tuple[str, ...]:
+        by_name = {col.name.lower(): col.type for col in table.columns}
+        return tuple(by_name[name.lower()] for name in table.partition_info.columns)
+
+    def _renumber_partitions(self, c: sqlite3.Connection, table_id: int) -> None:
+        """Positions 0..n-1 in Doris's order: RANGE partitions by range, others as they are."""
+        table = self._load_table(c, table_id)
+        assert table is not None
+        partitions = list(table.partitions)
+        if table.partition_info.type == "RANGE":
+            order = {id(item): i for i, item in enumerate(
+                sort_items([p.item for p in partitions], "RANGE", self._partition_types(table)))}
+            partitions.sort(key=lambda p: order[id(p.item)])
+        c.executemany("UPDATE partitions SET position = ? WHERE partition_id = ?",
+                      [(pos, p.partition_id) for pos, p in enumerate(partitions)])
 
     def add_index(self, table_id: int, name: str, columns: Sequence[Column], short_key_column_count: int,
                   state: str = INDEX_NORMAL) -> MaterializedIndexMeta:

@@ -124,7 +124,17 @@ ERRORS = [
      "The number of Multi partitions too much, should not exceed:4096"),
     ("CREATE TABLE t (k1 INT, v INT) PARTITION BY LIST(k1) (PARTITION p1 VALUES IN ('1'),"
      " PARTITION p2 VALUES IN ('1'))" + DIST,
-     "The partition key[('1')] in partition item[p2] is conflict with current partitionKeys[('1')]"),
+     "Invalid list value format: errCode = 2, detailMessage = The partition key[(\"1\")] in partition "
+     "item[('1')] is conflict with current partitionKeys[(\"1\")]"),
+    ("CREATE TABLE t (k1 INT, v INT) PARTITION BY LIST(k1) (PARTITION p1 VALUES IN ('1', '2', '1'))" + DIST,
+     "Invalid list value format: errCode = 2, detailMessage = The partition key[('1','2','1')] has duplicate "
+     "item [(\"1\")]."),
+    ("CREATE TABLE t (k1 INT, v INT) PARTITION BY RANGE(k1) (PARTITION 1p VALUES LESS THAN ('1'))" + DIST,
+     "Incorrect partition name '1p'"),
+    ("CREATE TABLE t (k1 INT, v INT) PARTITION BY RANGE(k1) (PARTITION p1 VALUES LESS THAN ('-2147483648'))"
+     + DIST, "Partition's upper value should not be MIN VALUE: ('-2147483648')"),
+    ("CREATE TABLE t (k1 INT, v INT) PARTITION BY RANGE(k1) (PARTITION p1 VALUES LESS THAN ('1')"
+     " ('in_memory' = 'true'))" + DIST, "Not support set 'in_memory'='true' now!"),
     # properties
     ("CREATE TABLE t (k1 INT, v INT)" + DIST + " PROPERTIES ('foo' = 'bar', 'replication_num' = '1')",
      "Unknown properties: {foo=bar}"),
