@@ -27,6 +27,7 @@ from planner.bind.bind_alter import (
     bind_drop_rollup,
     bind_set_bloom_properties,
 )
+from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_partition, bind_modify_partition
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import bind_create_table
 from planner.context import QueryContext, TableSource
@@ -46,6 +47,7 @@ from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_i
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
+from server.show_partitions import auto_bucket_sizer, show_partitions
 from server.variables import VERSION, SessionVariables
 from sql import statements as st
 from sql.parse import parse
@@ -424,9 +426,38 @@ class Session:
 
     def _truncate(self, s: st.TruncateTable) -> Result:
         table = self._table(s.db, s.name)
-        if s.partitions:
-            raise doris_error("TRUNCATE TABLE ... PARTITION is not supported yet")
-        self.ctx.engine.catalog.truncate_table(self._db(s.db), table.name)
+        self._check_normal_state(table)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.truncate_table(self._db(s.db), table.name, s.partitions or None)
+        return OkResult()
+
+    # -- ALTER TABLE ... PARTITION ----------------------------------------------------------------------
+    def _add_partition(self, s: st.AddPartition) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        sizer = auto_bucket_sizer(self.ctx.config.get, self.ctx.engine.root)
+        bound = bind_add_partition(table, s, sizer)
+        if bound is not None:
+            with self.ctx.ddl_lock:
+                self.ctx.engine.catalog.add_partitions(table.table_id, [bound.item], [bound.buckets])
+        return OkResult()
+
+    def _drop_partition(self, s: st.DropPartition) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        names = bind_drop_partition(table, s)
+        if names:
+            with self.ctx.ddl_lock:
+                self.ctx.engine.catalog.drop_partitions(table.table_id, names)
+        return OkResult()
+
+    def _modify_partition(self, s: st.ModifyPartition) -> Result:
+        table = self._table(s.db, s.table)
+        self._check_normal_state(table)
+        names, props = bind_modify_partition(table, s)
+        if names and props:
+            with self.ctx.ddl_lock:
+                self.ctx.engine.catalog.modify_partition_properties(table.table_id, names, props)
         return OkResult()
 
     # -- ALTER TABLE ... ROLLUP -------------------------------------------------------------------------
@@ -629,7 +660,12 @@ class Session:
         return show.string_table(names, rows)
 
     def _show_partitions(self, s: st.ShowPartitions) -> Result:
-        raise doris_error("SHOW PARTITIONS is not supported yet")
+        db = self._db(s.db)
+        if db.lower() == "information_schema":
+            self._source(s.db, s.table)  # an unknown name fails as a missing table
+            raise doris_error(f"table type is not OLAP, tableName={s.table}, type=SCHEMA")
+        table = self._table(s.db, s.table)
+        return ResultSet(show_partitions(table, s.where, s.order_by, s.limit, s.offset, s.temporary))
 
     def _show_config(self, s: st.ShowConfig) -> Result:
         rows = [(k, v, "string", str(k in MUTABLE_FE_KEYS).lower(), "false", "")
@@ -699,6 +735,9 @@ class Session:
         st.CreateTable: _create_table,
         st.DropTable: _drop_table,
         st.TruncateTable: _truncate,
+        st.AddPartition: _add_partition,
+        st.DropPartition: _drop_partition,
+        st.ModifyPartition: _modify_partition,
         st.AddRollup: _add_rollup,
         st.DropRollup: _drop_rollup,
         st.AddIndex: _add_index,

@@ -72,11 +72,27 @@ class DorisLiteParser(DorisParser):
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
-    # ALTER TABLE actions: Doris's ADD / DROP ROLLUP before sqlglot's own ADD / DROP
+    # ALTER TABLE actions Doris has and sqlglot lacks, tried (by their leading words) before sqlglot's own
+    # ADD / DROP / MODIFY
+    DORIS_ALTER_ACTIONS: t.ClassVar[dict[str, tuple[tuple[tuple[str, ...], t.Callable[..., exp.Expr]], ...]]] = {
+        "ADD": (
+            (("ROLLUP",), lambda self: self._parse_add_rollup()),
+            (("TEMPORARY", "PARTITION"), lambda self: self._parse_add_partition(temporary=True)),
+            (("PARTITION",), lambda self: self._parse_add_partition(temporary=False)),
+        ),
+        "DROP": (
+            (("ROLLUP",), lambda self: self._parse_drop_rollup()),
+            (("TEMPORARY", "PARTITION"), lambda self: self._parse_drop_partition_clause(temporary=True)),
+            (("PARTITION",), lambda self: self._parse_drop_partition_clause(temporary=False)),
+        ),
+        "MODIFY": (
+            (("TEMPORARY", "PARTITION"), lambda self: self._parse_modify_partition(temporary=True)),
+            (("PARTITION",), lambda self: self._parse_modify_partition(temporary=False)),
+        ),
+    }
     ALTER_PARSERS = {
         **DorisParser.ALTER_PARSERS,
-        "ADD": lambda self: self._parse_alter_rollup_or(self._parse_add_rollup, DorisParser.ALTER_PARSERS["ADD"]),
-        "DROP": lambda self: self._parse_alter_rollup_or(self._parse_drop_rollup, DorisParser.ALTER_PARSERS["DROP"]),
+        **{verb: (lambda self, verb=verb: self._parse_doris_alter_action(verb)) for verb in DORIS_ALTER_ACTIONS},
     }
 
     SET_PARSERS = {
@@ -196,10 +212,55 @@ class DorisLiteParser(DorisParser):
     def _parse_rollup_property(self) -> exp.RollupProperty:
         return self.expression(exp.RollupProperty(expressions=self._parse_wrapped_csv(self._parse_rollup_index)))
 
-    # -- ALTER TABLE ... ROLLUP / SHOW / CANCEL ALTER -----------------------------------------------
-    def _parse_alter_rollup_or(self, rollup: t.Callable[[], exp.Expr],
-                               fallback: t.Callable[[DorisLiteParser], t.Any]) -> t.Any:
-        return rollup() if self._match_text_seq("ROLLUP") else fallback(self)
+    # -- ALTER TABLE ... ROLLUP / PARTITION / SHOW / CANCEL ALTER -----------------------------------
+    def _parse_doris_alter_action(self, verb: str) -> t.Any:
+        for words, parser in self.DORIS_ALTER_ACTIONS[verb]:
+            if self._match_text_seq(*words):
+                return parser(self)
+        return DorisParser.ALTER_PARSERS[verb](self)
+
+    def _parse_add_partition(self, temporary: bool) -> dx.AddPartition:
+        """`[IF NOT EXISTS] p VALUES ... [("k" = "v")] [DISTRIBUTED BY ...] [PROPERTIES (...)]`."""
+        exists = self._match_text_seq("IF", "NOT", "EXISTS")
+        item = self._parse_partition_definition()
+        distribution = self._parse_distributed_property() if self._match_text_seq("DISTRIBUTED") else None
+        props = self._parse_wrapped_properties() if self._match_text_seq("PROPERTIES") else None
+        return self.expression(
+            dx.AddPartition(
+                this=item, distribution=distribution, exists=exists, temporary=temporary,
+                properties=exp.Properties(expressions=props) if props else None,
+            )
+        )
+
+    def _parse_drop_partition_clause(self, temporary: bool) -> dx.DropPartition:
+        exists = self._match_text_seq("IF", "EXISTS")
+        name = self._parse_id_var()
+        if name is None:
+            self.raise_error("Expected a partition name")
+        force = self._match_text_seq("FORCE")
+        return self.expression(dx.DropPartition(this=name, exists=exists, force=force, temporary=temporary))
+
+    def _parse_modify_partition(self, temporary: bool) -> dx.ModifyPartition:
+        names: list[exp.Expr] = []
+        every = False
+        if self._match_pair(TokenType.L_PAREN, TokenType.STAR):
+            self._match_r_paren()
+            every = True
+        elif self._match(TokenType.L_PAREN, advance=False):
+            names = self._parse_wrapped_csv(self._parse_id_var)
+        else:
+            name = self._parse_id_var()
+            if name is None:
+                self.raise_error("Expected a partition name, (p1, ...) or (*)")
+            else:
+                names = [name]
+        self._match(TokenType.SET) or self.raise_error("Expected SET (...) after MODIFY PARTITION")
+        return self.expression(
+            dx.ModifyPartition(
+                expressions=names, all=every, temporary=temporary,
+                properties=exp.Properties(expressions=self._parse_wrapped_properties()),
+            )
+        )
 
     def _parse_add_rollup(self) -> dx.AddRollup:
         return self.expression(
@@ -268,6 +329,10 @@ class DorisLiteParser(DorisParser):
 
         self._match(TokenType.PARTITION) or self.raise_error("Expected PARTITION")
         self._match_text_seq("IF", "NOT", "EXISTS")
+        return self._parse_partition_definition()
+
+    def _parse_partition_definition(self) -> exp.Expr | None:
+        """`[IF NOT EXISTS] p VALUES LESS THAN (..) | [(..), (..)) | IN (..) [("k" = "v")]` (after PARTITION)."""
         name = self._parse_id_var()
         self._match(TokenType.VALUES) or self.raise_error("Expected VALUES")
         node: exp.Expr

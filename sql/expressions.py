@@ -132,3 +132,24 @@ class CancelAlterTable(exp.Expression):
     """`CANCEL ALTER TABLE ROLLUP | MATERIALIZED VIEW FROM [db.]t [(job_id, ...)]`."""
 
     arg_types = {"this": True, "table": True, "expressions": False}
+
+
+class AddPartition(exp.Expression):
+    """`ALTER TABLE t ADD [TEMPORARY] PARTITION [IF NOT EXISTS] p VALUES ... [DISTRIBUTED BY ...]`:
+    this = the partition item (PartitionLessThan / PartitionFixedRange / PartitionValuesIn),
+    distribution = DistributedByProperty."""
+
+    arg_types = {"this": True, "distribution": False, "exists": False, "temporary": False, "properties": False}
+
+
+class DropPartition(exp.Expression):
+    """`ALTER TABLE t DROP [TEMPORARY] PARTITION [IF EXISTS] p [FORCE]`."""
+
+    arg_types = {"this": True, "exists": False, "force": False, "temporary": False}
+
+
+class ModifyPartition(exp.Expression):
+    """`ALTER TABLE t MODIFY [TEMPORARY] PARTITION p | (p1, ..) | (*) SET (..)`: expressions are the names
+    (empty for `(*)`), properties the Property(k, v) list."""
+
+    arg_types = {"expressions": False, "all": False, "properties": True, "temporary": False}

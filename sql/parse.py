@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
@@ -633,6 +634,32 @@ _ALTER_ACTIONS: dict[type, Callable[[str | None, str, exp.Expr], st.Statement]] 
 
 
 def _add_constraint(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+def _add_partition(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    item = _partition_item(action.this)
+    assert not isinstance(item, st.RangeBatch)  # the parser reads PARTITION p VALUES ... only
+    if action.args.get("properties"):  # ADD PARTITION ... PROPERTIES (..) after the distribution
+        item = replace(item, properties=item.properties + _props(action.args["properties"].expressions))
+    dist = action.args.get("distribution")
+    return st.AddPartition(
+        db, table, item, _distribution(dist) if dist is not None else None,
+        if_not_exists=bool(action.args.get("exists")), temporary=bool(action.args.get("temporary")),
+    )
+
+
+def _drop_partition(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    return st.DropPartition(
+        db, table, _text(action.this) or "", if_exists=bool(action.args.get("exists")),
+        force=bool(action.args.get("force")), temporary=bool(action.args.get("temporary")),
+    )
+
+
+def _modify_partition(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    names = None if action.args.get("all") else _names(action.expressions)
+    return st.ModifyPartition(
+        db, table, names, _props(action.args["properties"].expressions), bool(action.args.get("temporary"))
+    )
+
+
     items = action.expressions
     if len(items) != 1 or not isinstance(items[0], exp.IndexColumnConstraint):
         raise unsupported("ALTER TABLE ADD")
@@ -657,6 +684,9 @@ def _alter_set(db: str | None, table: str, action: exp.Expr) -> st.Statement:
 
 
 _ALTER_ACTIONS[exp.AddConstraint] = _add_constraint
+_ALTER_ACTIONS[dx.AddPartition] = _add_partition
+_ALTER_ACTIONS[dx.DropPartition] = _drop_partition
+_ALTER_ACTIONS[dx.ModifyPartition] = _modify_partition
 _ALTER_ACTIONS[exp.Drop] = _alter_drop
 _ALTER_ACTIONS[exp.AlterSet] = _alter_set
 
@@ -696,7 +726,8 @@ def _command(node: exp.Command) -> st.Statement:
         return _create_index(text)
     rest = text.split()
     kind = " ".join([head, *rest[:1]]).upper()
-    rollup = head == "ALTER" and "ROLLUP" in (w.upper() for w in rest)  # ADD / DROP ROLLUP are supported
+    # ADD / DROP ROLLUP and ADD / DROP / MODIFY PARTITION are supported
+    rollup = head == "ALTER" and any(w.upper() in ("ROLLUP", "PARTITION") for w in rest)
     if head == "SET" or head in _SUPPORTED_HEADS or kind in _SUPPORTED_HEADS or rollup:
         # a statement we support that sqlglot could not read whole: a syntax error, not "unsupported"
         raise _syntax_error_at(f"{head} {' '.join(rest)}".strip())

@@ -416,3 +416,43 @@ class AlterTableSetProperties(Statement):
     db: str | None
     table: str
     properties: Props
+
+
+# -- ALTER TABLE ... PARTITION ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AddPartition(Statement):
+    """ALTER TABLE [db.]t ADD [TEMPORARY] PARTITION [IF NOT EXISTS] p VALUES ... [("k" = "v")]
+    [DISTRIBUTED BY HASH (..) | RANDOM [BUCKETS n | AUTO]]."""
+
+    db: str | None
+    table: str
+    item: RangeLessThan | RangeFixed | ListValues
+    distribution: DistributionDesc | None = None
+    if_not_exists: bool = False
+    temporary: bool = False
+
+
+@dataclass(frozen=True)
+class DropPartition(Statement):
+    """ALTER TABLE [db.]t DROP [TEMPORARY] PARTITION [IF EXISTS] p [FORCE]."""
+
+    db: str | None
+    table: str
+    name: str
+    if_exists: bool = False
+    force: bool = False
+    temporary: bool = False
+
+
+@dataclass(frozen=True)
+class ModifyPartition(Statement):
+    """ALTER TABLE [db.]t MODIFY [TEMPORARY] PARTITION p | (p1, p2) | (*) SET ("k" = "v", ...);
+    names None = every partition (`(*)`)."""
+
+    db: str | None
+    table: str
+    names: tuple[str, ...] | None
+    properties: Props
+    temporary: bool = False
