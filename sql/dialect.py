@@ -328,11 +328,11 @@ class DorisLiteParser(DorisParser):
             )
 
         self._match(TokenType.PARTITION) or self.raise_error("Expected PARTITION")
-        self._match_text_seq("IF", "NOT", "EXISTS")
         return self._parse_partition_definition()
 
     def _parse_partition_definition(self) -> exp.Expr | None:
         """`[IF NOT EXISTS] p VALUES LESS THAN (..) | [(..), (..)) | IN (..) [("k" = "v")]` (after PARTITION)."""
+        self._match_text_seq("IF", "NOT", "EXISTS")
         name = self._parse_id_var()
         self._match(TokenType.VALUES) or self.raise_error("Expected VALUES")
         node: exp.Expr

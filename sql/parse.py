@@ -633,7 +633,6 @@ _ALTER_ACTIONS: dict[type, Callable[[str | None, str, exp.Expr], st.Statement]] 
 }
 
 
-def _add_constraint(db: str | None, table: str, action: exp.Expr) -> st.Statement:
 def _add_partition(db: str | None, table: str, action: exp.Expr) -> st.Statement:
     item = _partition_item(action.this)
     assert not isinstance(item, st.RangeBatch)  # the parser reads PARTITION p VALUES ... only
@@ -660,6 +659,7 @@ def _modify_partition(db: str | None, table: str, action: exp.Expr) -> st.Statem
     )
 
 
+def _add_constraint(db: str | None, table: str, action: exp.Expr) -> st.Statement:
     items = action.expressions
     if len(items) != 1 or not isinstance(items[0], exp.IndexColumnConstraint):
         raise unsupported("ALTER TABLE ADD")
@@ -683,10 +683,10 @@ def _alter_set(db: str | None, table: str, action: exp.Expr) -> st.Statement:
     return st.AlterTableSetProperties(db, table, tuple(props))
 
 
-_ALTER_ACTIONS[exp.AddConstraint] = _add_constraint
 _ALTER_ACTIONS[dx.AddPartition] = _add_partition
 _ALTER_ACTIONS[dx.DropPartition] = _drop_partition
 _ALTER_ACTIONS[dx.ModifyPartition] = _modify_partition
+_ALTER_ACTIONS[exp.AddConstraint] = _add_constraint
 _ALTER_ACTIONS[exp.Drop] = _alter_drop
 _ALTER_ACTIONS[exp.AlterSet] = _alter_set
 
