@@ -14,6 +14,7 @@ MUTABLE_FE_KEYS = frozenset(
         "dynamic_partition_enable",
         "dynamic_partition_check_interval_seconds",
         "max_dynamic_partition_num",
+        "dynamic_partition_debug_current_time",
         "max_multi_partition_num",
         "autobucket_min_buckets",
         "autobucket_max_buckets",

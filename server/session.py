@@ -29,7 +29,7 @@ from planner.bind.bind_alter import (
 )
 from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_partition, bind_modify_partition
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
-from planner.bind.create_table import bind_create_table
+from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.context import QueryContext, TableSource
 from planner.file_source import bind_table_functions
 from planner.olap_source import OlapTableSource, arrow_schema
@@ -41,6 +41,7 @@ from server import show
 from server.alter_jobs import AlterJobs
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
+from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
@@ -76,6 +77,8 @@ class SessionContext:
         self.loads = LoadJobs(self.engine.root, progress=_spark_progress)
         self.alter_jobs = AlterJobs(self.engine, self.config)
         self.alter_jobs.start()  # its thread waits until the engine is opened
+        self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
+        self.dynamic_partitions.start()  # waits for the engine too
         self.profiles = ProfileStore()
 
 
@@ -412,9 +415,12 @@ class Session:
         db = self._db(s.db)
         if self.ctx.engine.catalog.get_database(db) is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-        spec = bind_create_table(s)
+        dynamic = self.ctx.dynamic_partitions
+        spec = bind_create_table(s, CreateTableOptions(dynamic.max_partitions, dynamic.bucket_policy()))
         with self.ctx.ddl_lock:
-            self.ctx.engine.catalog.create_table(db, spec, s.if_not_exists)
+            table = self.ctx.engine.catalog.create_table(db, spec, s.if_not_exists)
+        if table is not None:
+            dynamic.after_create(table)
         return OkResult()
 
     def _drop_table(self, s: st.DropTable) -> Result:
@@ -498,6 +504,12 @@ class Session:
     def _alter_set_properties(self, s: st.AlterTableSetProperties) -> Result:
         table = self._table(s.db, s.table)
         self._check_normal_state(table)
+        dynamic = {k: v for k, v in s.properties if k.lower().startswith("dynamic_partition.")}
+        if dynamic:
+            if len(dynamic) != len(s.properties):
+                raise doris_error("Can not set dynamic_partition properties with other properties at once")
+            self.ctx.dynamic_partitions.alter_properties(table, self._db(s.db), dynamic)
+            return OkResult()
         props = bind_set_bloom_properties(table, s.properties)
         before, after = table.props, dict(props)
         old_cols = {c.strip().lower() for c in before.get("bloom_filter_columns", "").split(",") if c.strip()}
@@ -659,6 +671,12 @@ class Session:
                          get("state"), "", get("info")))
         return show.string_table(names, rows)
 
+    def _show_dynamic_partition_tables(self, s: st.ShowDynamicPartitionTables) -> Result:
+        db = self._db(s.db)
+        if self.ctx.engine.catalog.get_database(db) is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        return ResultSet(show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, self.ctx.dynamic_partitions.show_rows(db)))
+
     def _show_partitions(self, s: st.ShowPartitions) -> Result:
         db = self._db(s.db)
         if db.lower() == "information_schema":
@@ -682,6 +700,8 @@ class Session:
                 raise doris_error(f"Config '{key}' is not mutable")
         for key, value in s.configs:
             self.ctx.config.set_fe(key, value)
+        if any(key.startswith("dynamic_partition") for key, _ in s.configs):
+            self.ctx.dynamic_partitions.kick()  # a new clock or interval takes effect now
         return OkResult()
 
     def _where(self, table: pa.Table, where: exp.Expression | None) -> pa.Table:
@@ -756,6 +776,7 @@ class Session:
         st.ShowVariables: _show_variables,
         st.ShowSimple: _show_simple,
         st.ShowPartitions: _show_partitions,
+        st.ShowDynamicPartitionTables: _show_dynamic_partition_tables,
         st.ShowConfig: _show_config,
         st.AdminSetConfig: _admin_set_config,
         st.SetVariables: _set,

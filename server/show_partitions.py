@@ -22,12 +22,7 @@ from server.show import string_table
 from sql.errors import analysis_error
 from storage.catalog import partition_items
 from storage.catalog.model import OlapTable, Partition
-from storage.partition_policy.auto_bucket import (
-    DEFAULT_MAX_BUCKETS,
-    disks_from_storage_root_path,
-    next_partition_bucket_num,
-    usable_history,
-)
+from storage.partition_policy.buckets import BucketPolicy
 
 COLUMNS = (
     "PartitionId", "PartitionName", "VisibleVersion", "VisibleVersionTime", "State", "PartitionKey", "Range",
@@ -232,20 +227,13 @@ def show_partitions(table: OlapTable, where: exp.Expression | None = None,
 
 
 def auto_bucket_sizer(settings: Callable[[str, str], str], default_root: Path) -> AutoBucketSizer:
-    """Buckets for a partition added to a BUCKETS AUTO table: the seed's rule over the existing partitions'
-    data sizes in partition order (empty ones left out), one backend, the disks of be.conf
-    `storage_root_path` (the storage root when empty). None (the table default) without history."""
+    """Buckets for a partition added to a BUCKETS AUTO table (storage.partition_policy.buckets); None (the
+    table default) without history or with an unreadable storage_root_path."""
 
     def size(table: OlapTable) -> int | None:
-        history = usable_history([(p.name, p.data_size) for p in ordered_partitions(table)], None)
-        if not history:
-            return None
         try:
-            disks = disks_from_storage_root_path(settings("storage_root_path", ""), default_root)
-            low = int(settings("autobucket_min_buckets", "1") or 1)
-            high = int(settings("autobucket_max_buckets", str(DEFAULT_MAX_BUCKETS)) or DEFAULT_MAX_BUCKETS)
+            return BucketPolicy.from_settings(settings, default_root).from_history(table)
         except ValueError:
             return None
-        return next_partition_bucket_num(history, backends=1, disks=disks, min_buckets=low, max_buckets=high)
 
     return size

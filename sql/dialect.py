@@ -66,6 +66,7 @@ class DorisLiteParser(DorisParser):
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
         "LOAD": lambda self: self._parse_show_load(),
         "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
+        "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_show_alter_table("COLUMN"),

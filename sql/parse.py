@@ -456,6 +456,7 @@ _SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
         "GLOBAL" if s.args.get("global_") else "SESSION", _show_like(s), _where(s.args.get("where"))
     ),
     "CREATE TABLE": lambda s: st.ShowCreateTable(*_show_target(s)),
+    "DYNAMIC PARTITION TABLES": lambda s: st.ShowDynamicPartitionTables(_text(s.args.get("db"))),
     "CREATE DATABASE": lambda s: st.ShowCreateDatabase(_text(s.args.get("target")) or ""),
     "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
     **{

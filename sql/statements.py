@@ -246,6 +246,11 @@ class ShowPartitions(Statement):
 
 
 @dataclass(frozen=True)
+class ShowDynamicPartitionTables(Statement):
+    db: str | None
+
+
+@dataclass(frozen=True)
 class ShowSimple(Statement):
     """SHOWs with no target: ENGINES, CHARSET, COLLATION, PLUGINS, PROCESSLIST, WARNINGS, ERRORS, STATUS."""
 

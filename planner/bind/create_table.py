@@ -6,6 +6,8 @@ its messages (doris-reference §1.3). Ids, tablets and the base MaterializedInde
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from planner.bind import values
 from planner.bind.partitions import bind_partitions
 from planner.bind.table_properties import bind_properties
@@ -19,8 +21,12 @@ from storage.catalog.model import (
     Column,
     DistributionInfo,
     IndexDef,
+    PartitionInfo,
     TableSpec,
 )
+from storage.partition_policy.buckets import BucketPolicy
+from storage.partition_policy.dynamic_partition import PREFIX as DYNAMIC_PREFIX
+from storage.partition_policy.dynamic_partition import parse_dynamic_partition_properties, stored_properties
 
 DEFAULT_BUCKET_NUM = 10  # FeConstants.default_bucket_num
 SHORTKEY_MAX_COLUMN_COUNT = 3  # FeConstants.shortkey_max_column_count
@@ -44,7 +50,15 @@ def index_size(t: DorisType) -> int:
     return t.storage_size
 
 
-def bind_create_table(stmt: st.CreateTable) -> TableSpec:
+@dataclass(frozen=True)
+class CreateTableOptions:
+    """What CREATE TABLE's checks need from the server's configuration."""
+
+    max_dynamic_partition_num: int = 500
+    bucket_policy: BucketPolicy | None = None  # BUCKETS AUTO sizing (disks); None: Doris's default of 10
+
+
+def bind_create_table(stmt: st.CreateTable, options: CreateTableOptions = CreateTableOptions()) -> TableSpec:
     if not stmt.columns:
         raise analysis_error("table should contain at least one column")
     if stmt.engine is not None and stmt.engine.lower() != "olap":
@@ -67,6 +81,15 @@ def bind_create_table(stmt: st.CreateTable) -> TableSpec:
     distribution = _distribution(stmt.distribution or _default_distribution(keys_type, columns),
                                  by_name, keys_type, columns)
     properties = bind_properties(stmt.properties, keys_type, list(columns), types, distribution.auto)
+    if distribution.auto and stmt.distribution is not None and stmt.distribution.buckets is None:
+        estimate = props.get("estimate_partition_size")
+        policy = options.bucket_policy
+        try:
+            buckets = policy.initial(estimate) if policy is not None else DEFAULT_BUCKET_NUM
+        except ValueError as e:
+            raise analysis_error(f"Invalid estimate_partition_size: {e}") from None
+        distribution = replace(distribution, buckets=buckets)
+    properties = _with_dynamic_partition(properties, partition_info, by_name, distribution, options)
     # imported here: bind_alter builds on this module's short-key rules
     from planner.bind.bind_alter import bind_create_rollups
 
@@ -282,6 +305,25 @@ def _distribution(
                     f"and column is in replace, [{column.name}] is invalid"
                 )
     return DistributionInfo("RANDOM", (), buckets, desc.auto)
+
+
+def _with_dynamic_partition(properties: tuple[tuple[str, str], ...], partition_info: PartitionInfo,
+                            by_name: dict, distribution: DistributionInfo, options: CreateTableOptions
+                            ) -> tuple[tuple[str, str], ...]:
+    """dynamic_partition.* checked with Doris's rules and stored with their defaults, in place."""
+    given = dict(properties)
+    if not any(k.startswith(DYNAMIC_PREFIX) for k in given):
+        return properties
+    names = list(partition_info.columns)
+    # a StorageError carries Doris's message and code as they are
+    prop = parse_dynamic_partition_properties(
+        given, [str(by_name[n.lower()][1]) for n in names], partition_info.type,
+        options.max_dynamic_partition_num, partition_column_names=names,
+        table_buckets=None if distribution.auto else distribution.buckets)
+    assert prop is not None
+    out = [(k, v) for k, v in properties if not k.startswith(DYNAMIC_PREFIX)]
+    at = next(i for i, (k, _) in enumerate(properties) if k.startswith(DYNAMIC_PREFIX))
+    return tuple(out[:at] + stored_properties(prop) + out[at:])
 
 
 # -- indexes --------------------------------------------------------------------------------------------

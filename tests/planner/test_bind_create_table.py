@@ -377,17 +377,36 @@ def test_properties_normalised_in_show_create_order() -> None:
         "CREATE TABLE t (k1 DATE, k2 INT, v INT) UNIQUE KEY(k1, k2) PARTITION BY RANGE(k1) ()"
         " DISTRIBUTED BY HASH(k1) BUCKETS AUTO PROPERTIES ("
         " 'storage_medium' = 'SSD', 'dynamic_partition.time_unit' = 'DAY', 'replication_num' = '1',"
-        " 'bloom_filter_columns' = 'K2,v', 'estimate_partition_size' = '100G', 'dynamic_partition.enable' = 'true')"
+        " 'bloom_filter_columns' = 'K2,v', 'estimate_partition_size' = '100G', 'dynamic_partition.enable' = 'true',"
+        " 'dynamic_partition.end' = '3', 'dynamic_partition.prefix' = 'p', 'dynamic_partition.time_zone' = 'Asia/Tokyo')"
     )
+    # dynamic_partition.* checked and stored with their defaults, where the first of them was given
     assert list(spec.properties) == [
         ("replication_allocation", "tag.location.default: 1"), ("min_load_replica_num", "-1"),
         ("bloom_filter_columns", "k2, v"), ("is_being_synced", "false"),
-        ("dynamic_partition.time_unit", "DAY"), ("dynamic_partition.enable", "true"),
+        ("dynamic_partition.enable", "true"), ("dynamic_partition.time_unit", "DAY"),
+        ("dynamic_partition.time_zone", "Asia/Tokyo"), ("dynamic_partition.start", "-2147483648"),
+        ("dynamic_partition.end", "3"), ("dynamic_partition.prefix", "p"),
+        ("dynamic_partition.create_history_partition", "false"), ("dynamic_partition.history_partition_num", "-1"),
+        ("dynamic_partition.hot_partition_num", "0"), ("dynamic_partition.reserved_history_periods", "NULL"),
+        ("dynamic_partition.storage_policy", ""),
         ("storage_medium", "ssd"), ("storage_format", "V2"), ("inverted_index_storage_format", "V1"),
         ("estimate_partition_size", "100G"), ("enable_unique_key_merge_on_write", "true"),
         *DEFAULT_TAIL[3:],
     ]
-    assert spec.distribution.auto and spec.distribution.buckets == 10
+    assert spec.distribution.auto and spec.distribution.buckets == 10  # no bucket policy given: Doris's 10
+
+
+def test_buckets_auto_uses_the_estimate_and_the_disks() -> None:
+    from planner.bind.create_table import CreateTableOptions
+    from storage.partition_policy.auto_bucket import Disk
+    from storage.partition_policy.buckets import BucketPolicy
+
+    options = CreateTableOptions(bucket_policy=BucketPolicy((Disk("/d", 2 * 1024**4),)))
+    stmt = parse("CREATE TABLE t (k1 INT, v INT) DISTRIBUTED BY HASH(k1) BUCKETS AUTO"
+                 " PROPERTIES ('estimate_partition_size' = '100G')")[0]
+    # seed rule: 100 GB / 5 = 20 GB -> N = 20; one 2 TB disk -> M = 41; min(M, N, 128) = 20
+    assert bind_create_table(stmt, options).distribution.buckets == 20
 
 
 def test_replication_allocation_given() -> None:
