@@ -20,6 +20,7 @@ from sql.types import parse_type
 from storage.catalog import partition_items
 from storage.catalog.model import Column, OlapTable, PartitionItem
 from storage.errors import StorageError
+from storage.partition_policy.dynamic_partition import property_from_strings
 
 # BUCKETS AUTO sizing of a new partition from the table's existing partitions (their real data sizes):
 # returns the bucket number, or None to fall back to the table's default. The server plugs in
@@ -36,10 +37,8 @@ class BoundPartition:
 def dynamic_partition_enabled(table: OlapTable) -> bool:
     """The table has dynamic-partition properties and `dynamic_partition.enable` is not false (its default is
     true)."""
-    props = table.props
-    if not any(k.startswith("dynamic_partition.") for k in props):
-        return False
-    return props.get("dynamic_partition.enable", "true").strip().lower() == "true"
+    prop = property_from_strings(table.props)
+    return prop is not None and prop.enable
 
 
 def _check_alter_allowed(table: OlapTable) -> None:
