@@ -59,6 +59,9 @@ class SchemaChangeJob:
     timeout_second: int = 86400
     schema_version: int = 1
     done_tablets: tuple[int, ...] = ()
+    # the table's index definition before the change (the catalog's JSON texts), restored by CANCEL
+    previous_index_defs: str | None = None
+    previous_properties: str | None = None
 
     @property
     def done(self) -> bool:
@@ -113,6 +116,8 @@ class SchemaChangeCatalog:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
             if _busy(c, table_id):
                 raise not_normal_state(table.name)
+            previous = c.execute("SELECT index_defs, properties FROM tables WHERE table_id = ?",
+                                 (table_id,)).fetchone()
             if index_defs is not None:
                 c.execute("UPDATE tables SET index_defs = ? WHERE table_id = ?",
                           (json.dumps([asdict(d) for d in index_defs], ensure_ascii=False), table_id))
@@ -128,6 +133,7 @@ class SchemaChangeCatalog:
                 job_id=self._allocate(c), db_id=table.db_id, table_id=table_id, table_name=table.name,
                 index_id=table.base_index_id, create_time=time.time(), timeout_second=job_timeout,
                 schema_version=len(done) + 1,
+                previous_index_defs=previous[0], previous_properties=previous[1],
                 watershed_txn_id=c.execute("SELECT value FROM counters WHERE name = 'txn'").fetchone()[0],
             )
             _save(c, job)
@@ -152,13 +158,17 @@ class SchemaChangeCatalog:
             return job
 
     def cancel_schema_change_job(self, job_id: int, msg: str) -> SchemaChangeJob | None:
-        """Unfinished -> CANCELLED. The new definition stays (as after Doris cancels a light index change,
-        new loads keep writing the index); rowsets already rewritten stay, both are correct data."""
+        """Unfinished -> CANCELLED, and the table's index definition is what it was before the ALTER (as
+        Doris drops the shadow schema): new loads stop writing the index. Rowsets already rewritten keep the
+        extra index pages; they are correct data and the scan uses an index only where a segment has it."""
         with self._write() as c:
             row = c.execute("SELECT record FROM schema_change_jobs WHERE job_id = ?", (job_id,)).fetchone()
             if row is None or _job_from(row[0]).done:
                 return None
             job = replace(_job_from(row[0]), state=JOB_CANCELLED, msg=msg, finish_time=time.time())
+            if job.previous_index_defs is not None:
+                c.execute("UPDATE tables SET index_defs = ?, properties = ?, update_time = ? WHERE table_id = ?",
+                          (job.previous_index_defs, job.previous_properties, time.time(), job.table_id))
             _save(c, job)
             return job
 
