@@ -173,3 +173,40 @@ def test_add_index_rewrites_existing_data(server, db, cur):
 def test_cancel_alter_table_column(cur):
     dup_table(cur)
     assert "NORMAL" in error(cur, "CANCEL ALTER TABLE COLUMN FROM t")
+
+
+# -- paused scheduler: restart in the middle of a job, CANCEL restores the definition ----------------------
+
+def test_index_job_survives_a_restart_and_cancel_restores_the_definition(tmp_path) -> None:
+    from tests.conftest import free_port
+    from tests.server.test_rollup import ConfServer, _conf
+
+    srv = ConfServer(free_port(), tmp_path / "data")
+    srv.conf = _conf(tmp_path / "paused", scheduler=False)
+    srv.start()
+    try:
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE d1")
+            cur.execute("USE d1")
+            for name in ("t", "u"):
+                dup_table(cur, name)
+                cur.execute(f"INSERT INTO {name} VALUES (1, 'a', 1, 1.0, 10), (2, 'b', 2, 2.0, 20)")
+                cur.execute(f"ALTER TABLE {name} ADD INDEX idx_d (d) USING BITMAP")
+            cur.execute("CANCEL ALTER TABLE COLUMN FROM u")
+            cur.execute("SHOW INDEX FROM u")
+            assert cur.fetchall() == ()  # the cancelled index is gone from the definition
+            cur.execute("SHOW ALTER TABLE COLUMN")
+            assert sorted((r[1], r[9]) for r in cur.fetchall()) == [("t", "PENDING"), ("u", "CANCELLED")]
+    finally:
+        srv.stop()
+    srv.conf = _conf(tmp_path / "running", scheduler=True)
+    srv.start()  # the PENDING job of t resumes after the restart and finishes
+    try:
+        with srv.connect("d1") as conn, conn.cursor() as cur:
+            [job] = wait_jobs(cur, "t")
+            assert job["State"] == "FINISHED"
+            assert all(m["d"].bitmap_index is not None for m in segment_metas(srv.storage, "d1", "t"))
+            cur.execute("SELECT k FROM t WHERE d = 2")
+            assert cur.fetchall() == ((2,),)
+    finally:
+        srv.stop()
