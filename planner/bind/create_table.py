@@ -321,6 +321,8 @@ def _with_dynamic_partition(properties: tuple[tuple[str, str], ...], partition_i
         options.max_dynamic_partition_num, partition_column_names=names,
         table_buckets=None if distribution.auto else distribution.buckets)
     assert prop is not None
+    if prop.replication_allocation is None:  # Doris materialises the table's, as SHOW CREATE TABLE shows
+        prop = replace(prop, replication_allocation=given.get("replication_allocation"))
     out = [(k, v) for k, v in properties if not k.startswith(DYNAMIC_PREFIX)]
     at = next(i for i, (k, _) in enumerate(properties) if k.startswith(DYNAMIC_PREFIX))
     return tuple(out[:at] + stored_properties(prop) + out[at:])

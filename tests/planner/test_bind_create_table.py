@@ -387,6 +387,7 @@ def test_properties_normalised_in_show_create_order() -> None:
         ("dynamic_partition.enable", "true"), ("dynamic_partition.time_unit", "DAY"),
         ("dynamic_partition.time_zone", "Asia/Tokyo"), ("dynamic_partition.start", "-2147483648"),
         ("dynamic_partition.end", "3"), ("dynamic_partition.prefix", "p"),
+        ("dynamic_partition.replication_allocation", "tag.location.default: 1"),
         ("dynamic_partition.create_history_partition", "false"), ("dynamic_partition.history_partition_num", "-1"),
         ("dynamic_partition.hot_partition_num", "0"), ("dynamic_partition.reserved_history_periods", "NULL"),
         ("dynamic_partition.storage_policy", ""),
