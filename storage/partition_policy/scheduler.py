@@ -17,11 +17,8 @@ from storage.catalog.model import OlapTable, PartitionItem
 from storage.catalog.store import Catalog
 from storage.errors import StorageError
 from storage.partition_policy.buckets import BucketPolicy
-from storage.partition_policy.dynamic_partition import (
-    DynamicPartitionProperty,
-    plan_dynamic_partitions,
-    property_from_strings,
-)
+from storage.partition_policy.dynamic_partition import DynamicPartitionProperty, property_from_strings
+from storage.partition_policy.dynamic_plan import plan_dynamic_partitions
 
 log = logging.getLogger("dorislite.dynamic_partition")
 

@@ -11,9 +11,7 @@ from storage.errors import StorageError
 from storage.partition_policy.dynamic_partition import (
     SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS,
     DynamicPartitionProperty,
-    PlannedPartition,
     parse_dynamic_partition_properties,
-    plan_dynamic_partitions,
     properties_to_strings,
     property_from_strings,
     resolve_time_zone,
@@ -21,6 +19,7 @@ from storage.partition_policy.dynamic_partition import (
     start_of_info,
     stored_properties,
 )
+from storage.partition_policy.dynamic_plan import PlannedPartition, plan_dynamic_partitions
 
 SHANGHAI = "Asia/Shanghai"
 
