@@ -32,6 +32,7 @@ from storage.catalog.model import (
     Tablet,
 )
 from storage.catalog.store import Catalog, new_label
+from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
@@ -259,6 +260,9 @@ class StorageEngine:
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
         self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
         self.opened = threading.Event()  # set once open() swept the root: background jobs wait for it
+        # scans hold the rowsets they read; rowsets a compaction replaced are deleted once none does
+        self.readers = RowsetReaders(self._remove_stale, self._unlink_rowsets, lambda: float(
+            self.config.get("tablet_rowset_stale_sweep_time_sec") or DEFAULT_STALE_SWEEP_SECONDS))
 
     # ------------------------------------------------------------ lifecycle
 
@@ -266,6 +270,7 @@ class StorageEngine:
         """Crash recovery: drop staging folders and every file no committed rowset references."""
         shutil.rmtree(self.staging_root, ignore_errors=True)
         self.staging_root.mkdir(exist_ok=True)
+        self.catalog.remove_stale_rowsets()  # compaction inputs: no reader survives a restart
         rowset_ids = self.catalog.all_rowset_ids()
         tablet_ids = self.catalog.all_tablet_ids()
         removed = 0
@@ -305,6 +310,14 @@ class StorageEngine:
     def _remove_tablet_dirs(self, tablet_ids: list[int]) -> None:
         for tablet_id in tablet_ids:
             shutil.rmtree(self.tablet_dir(tablet_id), ignore_errors=True)
+
+    def _remove_stale(self, rowsets: list[Rowset]) -> None:
+        self.catalog.remove_stale_rowsets([rs.rowset_id for rs in rowsets])
+
+    def _unlink_rowsets(self, rowsets: list[Rowset]) -> None:
+        for rs in rowsets:
+            for path in self.segment_paths(rs):
+                path.unlink(missing_ok=True)
 
     def snapshot(self, table: OlapTable) -> dict[int, int]:
         """partition_id -> visible version now: the versions a query reads for its whole duration."""
@@ -450,6 +463,10 @@ class StorageEngine:
     # ------------------------------------------------------------ scan
 
     def scan(self, req: ScanRequest) -> ScanResult:
+        with self.readers.reading() as hold:  # the rowsets it looks up stay on disk until it returns
+            return self._scan(req, hold)
+
+    def _scan(self, req: ScanRequest, hold: ReadHold) -> ScanResult:
         table = req.table
         index = table.base_index if req.index_id is None else next(
             (i for i in table.indexes if i.index_id == req.index_id), None)
@@ -480,7 +497,7 @@ class StorageEngine:
         if req.tablet_ids is not None:
             wanted = set(req.tablet_ids)
             tablets = [t for t in tablets if t.tablet_id in wanted]
-        rowsets_by_tablet = self.catalog.rowsets_for_tablets(tablets, versions)
+        rowsets_by_tablet = hold.lookup(lambda: self.catalog.rowsets_for_tablets(tablets, versions))
 
         stats = ScanStats()
         segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging)

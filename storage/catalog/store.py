@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from storage.catalog.compaction import COMPACTION_SCHEMA, CompactionCatalog
 from storage.catalog.model import (
     INDEX_NORMAL,
     PARTITION_INIT_VERSION,
@@ -82,7 +83,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA
+""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog(RollupCatalog, SchemaChangeCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 
