@@ -32,7 +32,9 @@ from storage.catalog.model import (
     Tablet,
 )
 from storage.catalog.store import Catalog, new_label
+from storage.compaction.policy import CompactionConfig
 from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
+from storage.compaction.version_limit import check_version_limit
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
@@ -263,6 +265,9 @@ class StorageEngine:
         # scans hold the rowsets they read; rowsets a compaction replaced are deleted once none does
         self.readers = RowsetReaders(self._remove_stale, self._unlink_rowsets, lambda: float(
             self.config.get("tablet_rowset_stale_sweep_time_sec") or DEFAULT_STALE_SWEEP_SECONDS))
+        self.compaction_config = CompactionConfig.from_mapping(self.config)
+        # set by the compaction manager: asked for a cumulative compaction of a tablet near the version limit
+        self.compaction_trigger: Callable[[int, str], object] | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -391,6 +396,8 @@ class StorageEngine:
     def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int]) -> dict[int, int]:
         """Move staged files into their tablets' folders, then publish every rowset in one catalog commit."""
         staged = [*staged, *self._complete_indexes(txn_id, staged)]
+        check_version_limit(self.catalog, [s.tablet_id for s in staged], self.compaction_config,
+                            self.compaction_trigger)  # -235: too many versions in a tablet
         versions = self.install_rowsets(self.staging_dir(txn_id), staged, txn_id,
                                         lambda rowsets: self.catalog.publish(txn_id, rowsets, partition_ids))
         shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
