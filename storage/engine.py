@@ -15,7 +15,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +43,7 @@ from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
 from storage.tablet.bucket_hash import pmod, random_buckets, spark_hash
+from storage.tablet.delete_filter import apply_deletes, delete_columns, delete_rowsets, deletes_above
 from storage.tablet.memtable import build_memtable
 from storage.tablet.partition_router import NO_PARTITION, route_partitions
 from storage.tablet.predicate_filter import predicate_mask
@@ -506,6 +507,10 @@ class StorageEngine:
             tablets = [t for t in tablets if t.tablet_id in wanted]
         rowsets_by_tablet = hold.lookup(lambda: self.catalog.rowsets_for_tablets(tablets, versions))
 
+        # DELETE versions: their conditions' columns are read too, and rows of older rowsets matching them go
+        deletes = {tid: delete_rowsets(rs) for tid, rs in rowsets_by_tablet.items()}
+        read_cols = self._with_delete_columns(read_cols, canon, deletes.values(), index)
+
         stats = ScanStats()
         segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging)
                     for t in tablets}
@@ -514,7 +519,7 @@ class StorageEngine:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
             part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
-                                     () if merging else predicates)
+                                     () if merging else predicates, deletes[tablet.tablet_id])
             if merging and part is not None and part.num_rows and predicates:
                 before = part.num_rows
                 part = part.filter(pa.array(predicate_mask(part, predicates)))
@@ -546,6 +551,15 @@ class StorageEngine:
         result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
         return ScanResult(result.rename_columns(list(req.columns)), stats)
 
+    @staticmethod
+    def _with_delete_columns(read_cols: list[str], canon: Mapping[str, str], deletes: Iterable[list[Rowset]],
+                             index: MaterializedIndexMeta) -> list[str]:
+        names = delete_columns(d for ds in deletes for d in ds)
+        missing = [n for n in names if n.lower() not in canon]
+        if missing:
+            raise StorageError(f"delete condition column {missing[0]} is not in index {index.name}")
+        return list(dict.fromkeys(read_cols + [canon[n.lower()] for n in names]))
+
     def _segments(self, rowsets: Sequence[Rowset], prune: Sequence[ColumnPredicate], stats: ScanStats,
                   narrow: bool) -> list[tuple[Rowset, list[tuple[SegmentReader, Narrowed | None]]]]:
         """The DATA rowsets' segments that may hold matching rows: the segment zone maps first (one
@@ -572,19 +586,25 @@ class StorageEngine:
 
     def _scan_tablet(self, segments: Sequence[tuple[Rowset, Sequence[tuple[SegmentReader, Narrowed | None]]]],
                      index: MaterializedIndexMeta, columns: Sequence[str], prune: Sequence[ColumnPredicate],
-                     merging: bool, stats: ScanStats, exact: Sequence[ColumnPredicate] = ()) -> pa.Table | None:
-        """One tablet's rows at the snapshot: rowsets in version order, merged per the model if asked."""
+                     merging: bool, stats: ScanStats, exact: Sequence[ColumnPredicate] = (),
+                     deletes: Sequence[Rowset] = ()) -> pa.Table | None:
+        """One tablet's rows at the snapshot: rowsets in version order, without the rows later DELETE
+        versions remove (before the merge: AGG / UNIQUE deletes name keys only), merged per the model if asked."""
         parts: list[pa.Table] = []
         data_rowsets = 0
         overlapping = False
         for rs, readers in segments:
             got = False
+            above = deletes_above(deletes, rs.end_version)
             for reader, narrowed in readers:
                 if merging:
                     ranges = reader.row_ranges(prune, stats) if prune else None
                     t = reader.read(columns, ranges, stats)
                 else:
                     t = reader.scan(columns, prune, exact, stats, narrowed)
+                if above:
+                    t, removed = apply_deletes(t, above)
+                    stats.rows_del_filtered += removed
                 if t.num_rows:
                     parts.append(t)
                     got = True

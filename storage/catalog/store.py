@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.catalog.compaction import COMPACTION_SCHEMA, CompactionCatalog
+from storage.catalog.delete_jobs import DELETE_SCHEMA, DeleteCatalog
 from storage.catalog.model import (
     INDEX_NORMAL,
     PARTITION_INIT_VERSION,
@@ -83,7 +84,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA
+""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 
@@ -756,9 +757,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog):
             c.execute("UPDATE transactions SET status = ?, finished_at = ?, reason = ? WHERE txn_id = ? "
                       "AND status = ?", (TXN_ABORTED, time.time(), reason, txn_id, TXN_PREPARE))
 
-    def publish(self, txn_id: int, rowsets: Sequence[Rowset], partition_ids: Iterable[int]) -> dict[int, int]:
+    def publish(self, txn_id: int, rowsets: Sequence[Rowset], partition_ids: Iterable[int],
+                also: Callable[[sqlite3.Connection], None] | None = None) -> dict[int, int]:
         """Make a load visible: in ONE SQLite transaction, give each touched partition its next version,
-        add every rowset at that version ([v-v]) and advance the partitions' visible versions.
+        add every rowset at that version ([v-v]) and advance the partitions' visible versions; `also`
+        writes what must commit with them (a DELETE's job record).
 
         The rowsets' own version fields are ignored (versions are only known here). Returns
         partition_id -> new visible version.
@@ -811,4 +814,6 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog):
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
             c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",
                       (TXN_VISIBLE, now, txn_id))
+            if also is not None:
+                also(c)
             return versions
