@@ -70,6 +70,7 @@ class DorisLiteParser(DorisParser):
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_show_alter_table("COLUMN"),
+        "DELETE": _show("DELETE"),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -447,6 +448,41 @@ class DorisLiteParser(DorisParser):
         this = self._parse_table_parts()
         style = "ALL" if self._match(TokenType.ALL) else None
         return self.expression(exp.Describe(this=this, style=style))
+
+    def _parse_delete(self) -> exp.Delete:
+        """Doris: `DELETE FROM [db.]t [alias] [[TEMPORARY] PARTITION p | PARTITION (p, ..) | PARTITIONS (p, ..)]
+        [alias] [USING relations] [WHERE ...]` (the alias may come before or after the partitions)."""
+        self._match(TokenType.FROM) or self.raise_error("Expected FROM after DELETE")
+        table = self._parse_table_parts(schema=True)
+        alias = self._parse_delete_alias()
+        temporary = self._match_text_seq("TEMPORARY")
+        names: list[exp.Expr] = []
+        if self._match(TokenType.PARTITION):
+            if self._match(TokenType.L_PAREN, advance=False):
+                names = self._parse_wrapped_csv(self._parse_id_var)
+            else:
+                names = [self._parse_id_var() or self.raise_error("Expected a partition name")]
+        elif self._match_text_seq("PARTITIONS"):
+            names = self._parse_wrapped_csv(self._parse_id_var)
+        elif temporary:
+            self.raise_error("Expected PARTITION after TEMPORARY")
+        if names:
+            table.set("partition", exp.Partition(expressions=names))
+        alias = alias or self._parse_delete_alias()
+        if alias is not None:
+            table.set("alias", exp.TableAlias(this=alias))
+        using = self._parse_csv(lambda: self._parse_table(joins=True)) if self._match(TokenType.USING) else None
+        delete = self.expression(exp.Delete(this=table, using=using, where=self._parse_where()))
+        if temporary:
+            delete.set("temporary", True)
+        return delete
+
+    def _parse_delete_alias(self) -> exp.Expr | None:
+        if self._curr is None or self._curr.token_type in (TokenType.PARTITION, TokenType.USING, TokenType.WHERE) \
+                or self._curr.text.upper() in ("PARTITIONS", "TEMPORARY"):
+            return None
+        self._match(TokenType.ALIAS)
+        return self._parse_id_var(any_token=False)
 
     def _parse_insert_table(self) -> exp.Expr | None:
         # table parts only: `t (a, b)` must not read as a call of a function named t

@@ -459,6 +459,7 @@ _SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
     "DYNAMIC PARTITION TABLES": lambda s: st.ShowDynamicPartitionTables(_text(s.args.get("db"))),
     "CREATE DATABASE": lambda s: st.ShowCreateDatabase(_text(s.args.get("target")) or ""),
     "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
+    "DELETE": lambda s: st.ShowDelete(_text(s.args.get("db"))),
     **{
         kind: (
             lambda s, name=name: st.ShowSimple(
@@ -619,6 +620,19 @@ def _insert(node: exp.Insert) -> st.Statement:
     )
 
 
+def _delete(node: exp.Delete) -> st.Statement:
+    target = node.this
+    if node.args.get("tables") or not isinstance(target, exp.Table):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    db, name = _table_name(target)
+    partition = target.args.get("partition")
+    return st.Delete(
+        db=db, table=name, alias=target.alias or None, partitions=_names(partition.expressions) if partition else (),
+        temporary=bool(node.args.get("temporary")), using=tuple(node.args.get("using") or ()),
+        where=_where(node.args.get("where")),
+    )
+
+
 def _kill(node: exp.Kill) -> st.Statement:
     kind = node.args.get("kind")
     return st.Kill(_int(node.this) or 0, query_only=bool(kind) and kind.name.upper() == "QUERY")
@@ -737,7 +751,7 @@ def _command(node: exp.Command) -> st.Statement:
 
 _SUPPORTED_HEADS = frozenset({
     "CREATE DATABASE", "CREATE SCHEMA", "CREATE TABLE", "DROP DATABASE", "DROP SCHEMA", "DROP TABLE",
-    "TRUNCATE", "INSERT", "SELECT", "WITH", "USE", "DESC", "DESCRIBE", "KILL",
+    "TRUNCATE", "INSERT", "DELETE", "SELECT", "WITH", "USE", "DESC", "DESCRIBE", "KILL",
 })
 
 
@@ -761,6 +775,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Rollback: lambda n: st.Transaction("ROLLBACK"),
     exp.Transaction: lambda n: st.Transaction("BEGIN"),
     exp.Insert: _insert,
+    exp.Delete: _delete,
     exp.Query: lambda n: st.Query(n),
     exp.Command: _command,
     exp.Alter: _alter,

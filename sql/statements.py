@@ -461,3 +461,27 @@ class ModifyPartition(Statement):
     names: tuple[str, ...] | None
     properties: Props
     temporary: bool = False
+
+
+# -- DELETE -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Delete(Statement):
+    """DELETE FROM [db.]t [alias] [PARTITION p | PARTITIONS (p, ...)] [USING relations] WHERE ...;
+    `partitions` empty = no partition clause; `using` the USING relations (sqlglot tables / joins)."""
+
+    db: str | None
+    table: str
+    alias: str | None = None
+    partitions: tuple[str, ...] = ()
+    temporary: bool = False
+    using: tuple[exp.Expression, ...] = ()
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class ShowDelete(Statement):
+    """SHOW DELETE [FROM db]."""
+
+    db: str | None = None

@@ -181,6 +181,8 @@ CASES: list[tuple[str, st.Statement]] = [
     ("START TRANSACTION", st.Transaction("BEGIN")),
     ("COMMIT", st.Transaction("COMMIT")),
     ("ROLLBACK", st.Transaction("ROLLBACK")),
+    ("SHOW DELETE", st.ShowDelete()),
+    ("SHOW DELETE FROM db", st.ShowDelete("db")),
 ]
 
 
@@ -255,6 +257,27 @@ def test_insert_values_and_select() -> None:
     assert isinstance(stmt, st.Insert) and stmt.label is None and stmt.partitions == ()
 
 
+def test_delete_forms() -> None:
+    stmt = one("DELETE FROM db.t a PARTITION p1 WHERE k = 1 AND v IN (1, 2)")
+    assert isinstance(stmt, st.Delete)
+    assert (stmt.db, stmt.table, stmt.alias, stmt.partitions, stmt.temporary, stmt.using) == (
+        "db", "t", "a", ("p1",), False, ())
+    assert stmt.where is not None and stmt.where.sql() == "k = 1 AND v IN (1, 2)"
+    for text, partitions, alias in (
+        ("DELETE FROM t PARTITIONS (p1, p2) WHERE k IS NOT NULL", ("p1", "p2"), None),
+        ("DELETE FROM t PARTITION (p1, p2) x WHERE k <> 1", ("p1", "p2"), "x"),
+        ("DELETE FROM t AS x WHERE k != 1", (), "x"),
+    ):
+        stmt = one(text)
+        assert isinstance(stmt, st.Delete) and (stmt.partitions, stmt.alias) == (partitions, alias), text
+    stmt = one("DELETE FROM t TEMPORARY PARTITION p WHERE k = 1")
+    assert isinstance(stmt, st.Delete) and stmt.temporary and stmt.partitions == ("p",)
+    stmt = one("DELETE FROM t USING t2 JOIN t3 ON t2.a = t3.a WHERE t.k = t2.k")
+    assert isinstance(stmt, st.Delete) and [u.sql() for u in stmt.using] == ["t2 JOIN t3 ON t2.a = t3.a"]
+    stmt = one("DELETE FROM t")
+    assert isinstance(stmt, st.Delete) and stmt.where is None  # refused by the binder with Doris's message
+
+
 def test_queries_and_explain() -> None:
     for text in ("SELECT 1", "SELECT a FROM t UNION ALL SELECT b FROM u", "WITH c AS (SELECT 1) SELECT * FROM c",
                  "(SELECT 1)"):
@@ -301,7 +324,6 @@ def test_syntax_error_points_at_the_line() -> None:
     ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
     ("ALTER TABLE t ADD COLUMN c INT", "ALTER TABLE"),
     ("SHOW BACKENDS", "SHOW BACKENDS"),
-    ("DELETE FROM t WHERE a = 1", "DELETE"),
     ("INSERT OVERWRITE TABLE t VALUES (1)", "INSERT OVERWRITE"),
     ("CREATE TABLE t2 LIKE t", "CREATE TABLE LIKE"),
     ("CREATE TABLE t2 AS SELECT 1", "CREATE TABLE AS SELECT"),
