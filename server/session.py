@@ -28,6 +28,7 @@ from planner.bind.bind_alter import (
     bind_set_bloom_properties,
 )
 from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_partition, bind_modify_partition
+from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.context import QueryContext, TableSource
@@ -41,6 +42,7 @@ from server import show
 from server.alter_jobs import AlterJobs
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
+from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
@@ -366,6 +368,25 @@ class Session:
             load = self.ctx.engine.load(table, data, label=job.label, strict=strict)
             job.loading(load.txn_id)
             return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
+
+    # -- DELETE -----------------------------------------------------------------------------------------
+    def _delete(self, s: st.Delete) -> Result:
+        table = self._table(s.db, s.table)
+        db = self._db(s.db)
+        source = OlapTableSource(self.ctx.engine, table, db_name=db)
+        bound = bind_delete(s, source, db, self.query_context(), self.vars.flag("delete_without_partition"))
+        engine = self.ctx.engine
+        if isinstance(bound, KeyDelete):  # the WHERE runs as a query over the merged rows
+            return run_key_delete(engine, bound, execute_query(bound.query, self.query_context()))
+        return run_predicate_delete(engine, bound)
+
+    def _show_delete(self, s: st.ShowDelete) -> Result:
+        db = self._db(s.db)
+        database = self.ctx.engine.catalog.get_database(db)
+        if database is None:
+            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        return ResultSet(show.string_table(list(SHOW_DELETE_COLUMNS), show_delete_rows(self.ctx.engine.catalog,
+                                                                                        database.db_id)))
 
     # -- loads ------------------------------------------------------------------------------------------
     def _show_load(self, s: st.ShowLoad) -> Result:
@@ -746,6 +767,8 @@ class Session:
         st.Query: _query,
         st.Explain: _explain,
         st.Insert: _insert,
+        st.Delete: _delete,
+        st.ShowDelete: _show_delete,
         st.ShowLoad: _show_load,
         st.ShowQueryProfile: _show_query_profile,
         st.CancelLoad: _cancel_load,

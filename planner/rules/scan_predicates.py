@@ -20,8 +20,9 @@ _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE, Op.LT: Op.GT, Op.LE: Op.GE, Op.EQ: Op.EQ, O
 _EMPTY = pa.table({})
 
 
-def _literal_value(e: exp.Expression, col_type: pa.DataType, ctx: QueryContext) -> tuple[bool, object]:
-    """(ok, python value) for a constant expression converted losslessly to col_type."""
+def literal_value(e: exp.Expression, col_type: pa.DataType, ctx: QueryContext) -> tuple[bool, object]:
+    """(ok, python value) for a constant expression converted losslessly to col_type (scan predicates and
+    DELETE conditions convert their literals here)."""
     if referenced_ids(e):
         return False, None
     try:
@@ -68,14 +69,14 @@ def _one(c: exp.Expression, ids: dict[str, tuple[str, pa.DataType]], ctx: QueryC
             col, other, op = _scan_column(c.expression, ids), c.this, _FLIP[op]
         if col is None:
             return None
-        ok, value = _literal_value(other, col[1], ctx)
+        ok, value = literal_value(other, col[1], ctx)
         return [ColumnPredicate(col[0], op, (value,))] if ok else None
     if isinstance(c, exp.Between):
         col = _scan_column(c.this, ids)
         if col is None:
             return None
-        ok_lo, lo = _literal_value(c.args["low"], col[1], ctx)
-        ok_hi, hi = _literal_value(c.args["high"], col[1], ctx)
+        ok_lo, lo = literal_value(c.args["low"], col[1], ctx)
+        ok_hi, hi = literal_value(c.args["high"], col[1], ctx)
         if ok_lo and ok_hi:
             return [ColumnPredicate(col[0], Op.GE, (lo,)), ColumnPredicate(col[0], Op.LE, (hi,))]
         return None
@@ -89,7 +90,7 @@ def _one(c: exp.Expression, ids: dict[str, tuple[str, pa.DataType]], ctx: QueryC
         for item in inner.expressions:
             if not isinstance(item, exp.Literal):
                 return None  # subquery value sets and expressions stay in the filter
-            ok, v = _literal_value(item, col[1], ctx)
+            ok, v = literal_value(item, col[1], ctx)
             if not ok:
                 return None
             values.append(v)
