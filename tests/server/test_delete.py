@@ -122,6 +122,21 @@ def test_aggregate_delete_by_keys_and_rollup_answers(cur) -> None:  # noqa: ANN0
     assert sorted(rows(cur, query)) == [(1, 7), (2, 31)]
 
 
+def test_rollup_added_after_a_delete_is_built_without_the_deleted_rows(cur) -> None:  # noqa: ANN001
+    from tests.server.test_rollup import wait_jobs
+
+    cur.execute(AGG_DDL)
+    cur.execute("INSERT INTO agg VALUES (1, 'a', 10, 1), (2, 'b', 20, 2), (3, 'a', 30, 3)")
+    delete(cur, "DELETE FROM agg WHERE k1 = 2")
+    cur.execute("ALTER TABLE agg ADD ROLLUP r_k2 (k2, k1, v)")
+    assert wait_jobs(cur, "agg")[-1]["State"] == "FINISHED"
+    query = "SELECT k2, sum(v) FROM agg GROUP BY k2"
+    assert "(r_k2)" in explain(cur, query)
+    assert sorted(rows(cur, query)) == [("a", 40)]
+    delete(cur, "DELETE FROM agg WHERE k1 = 1")  # reaches the new rollup's tablets too
+    assert sorted(rows(cur, query)) == [("a", 30)]
+
+
 # -- UNIQUE --------------------------------------------------------------------------------------------
 
 
