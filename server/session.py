@@ -51,6 +51,7 @@ from server.protocol.handler import ConnectionInfo
 from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
 from server.show_partitions import auto_bucket_sizer, show_partitions
+from server.show_tablets import show_tablets
 from server.variables import VERSION, SessionVariables
 from sql import statements as st
 from sql.parse import parse
@@ -73,6 +74,7 @@ class SessionContext:
     globals: Any
     server: Any = None
     ddl_lock: threading.Lock = field(default_factory=threading.Lock)
+    http_base: str = "http://127.0.0.1:8040"  # the HTTP API's address (SHOW TABLETS' URLs), set at start
 
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
@@ -706,6 +708,11 @@ class Session:
         table = self._table(s.db, s.table)
         return ResultSet(show_partitions(table, s.where, s.order_by, s.limit, s.offset, s.temporary))
 
+    def _show_tablets(self, s: st.ShowTablets) -> Result:
+        table = self._table(s.db, s.table)
+        return ResultSet(show_tablets(self.ctx.engine, table, s.partitions, s.where, s.order_by, s.limit, s.offset,
+                                      self.ctx.http_base))
+
     def _show_config(self, s: st.ShowConfig) -> Result:
         rows = [(k, v, "string", str(k in MUTABLE_FE_KEYS).lower(), "false", "")
                 for k, v in self.ctx.config.items_fe() if k != "root_password"]
@@ -799,6 +806,7 @@ class Session:
         st.ShowVariables: _show_variables,
         st.ShowSimple: _show_simple,
         st.ShowPartitions: _show_partitions,
+        st.ShowTablets: _show_tablets,
         st.ShowDynamicPartitionTables: _show_dynamic_partition_tables,
         st.ShowConfig: _show_config,
         st.AdminSetConfig: _admin_set_config,

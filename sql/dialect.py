@@ -64,6 +64,7 @@ class DorisLiteParser(DorisParser):
         "FRONTEND CONFIG": _show("FRONTEND CONFIG"),
         "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
+        "TABLETS": lambda self: self._parse_show_tablets(),
         "LOAD": lambda self: self._parse_show_load(),
         "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
         "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
@@ -396,6 +397,25 @@ class DorisLiteParser(DorisParser):
                 this=table, temporary=temporary, where=where, order=order, limit=limit, offset=offset
             )
         )
+
+    def _parse_show_tablets(self) -> dx.ShowTablets:
+        self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
+        table = self._parse_table_parts()
+        names: list[exp.Expr] = []
+        if self._match(TokenType.PARTITION):
+            if self._match(TokenType.L_PAREN, advance=False):
+                names = self._parse_wrapped_csv(self._parse_id_var)
+            else:
+                names = [self._parse_id_var() or self.raise_error("Expected a partition name")]
+        elif self._match_text_seq("PARTITIONS"):
+            names = self._parse_wrapped_csv(self._parse_id_var)
+        where = self._parse_where()
+        order = self._parse_order()
+        offset, limit = self._parse_oldstyle_limit()
+        if self._match_text_seq("OFFSET"):
+            offset = self._parse_number()
+        return self.expression(dx.ShowTablets(this=table, expressions=names, where=where, order=order, limit=limit,
+                                              offset=offset))
 
     def _parse_show_query_profile(self) -> dx.ShowQueryProfile:
         path = self._parse_string()

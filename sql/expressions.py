@@ -60,6 +60,13 @@ class ShowPartitions(exp.Expression):
     }
 
 
+class ShowTablets(exp.Expression):
+    """`SHOW TABLETS FROM [db.]t [PARTITION (p, ..) | PARTITION p | PARTITIONS (p, ..)] [WHERE ..] [ORDER BY ..]
+    [LIMIT ..]`: `expressions` are the partition names."""
+
+    arg_types = {"this": True, "expressions": False, "where": False, "order": False, "limit": False, "offset": False}
+
+
 class AdminSetConfig(exp.Expression):
     """`ADMIN SET FRONTEND CONFIG ("k" = "v")`: expressions are Property(k, v)."""
 

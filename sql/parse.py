@@ -492,6 +492,15 @@ def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
     )
 
 
+def _show_tablets(node: dx.ShowTablets) -> st.Statement:
+    db, name = _table_name(node.this)
+    order = node.args.get("order")
+    return st.ShowTablets(
+        db, name, tuple(p.name for p in node.expressions), _where(node.args.get("where")),
+        tuple(order.expressions) if order else (), _int(node.args.get("limit")), _int(node.args.get("offset")),
+    )
+
+
 def _show_query_profile(node: dx.ShowQueryProfile) -> st.Statement:
     return st.ShowQueryProfile(node.this.name)
 
@@ -763,6 +772,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Describe: _describe,
     exp.Show: _show,
     dx.ShowPartitions: _show_partitions,
+    dx.ShowTablets: _show_tablets,
     dx.ShowLoad: _show_load,
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,

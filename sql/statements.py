@@ -246,6 +246,17 @@ class ShowPartitions(Statement):
 
 
 @dataclass(frozen=True)
+class ShowTablets(Statement):
+    db: str | None
+    table: str
+    partitions: tuple[str, ...] = ()
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
 class ShowDynamicPartitionTables(Statement):
     db: str | None
 
