@@ -1,4 +1,5 @@
-"""The dorislite process: storage engine, users, global variables and the MySQL endpoint, wired together."""
+"""The dorislite process: storage engine, users, global variables, the MySQL endpoint and the HTTP API,
+wired together."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from server.auth import UserStore
 from server.config import Config
+from server.http_api import CompactionApi, HttpApiServer
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
 from server.variables import GlobalVariables
@@ -40,6 +42,8 @@ class DorisLite:
             max_allowed_packet=config.get_int("max_allowed_packet", 16 * 1024 * 1024),
         )
         self.context.server = self.server
+        self.http = HttpApiServer(CompactionApi(self.context.compaction), self.host,
+                                  config.get_int("webserver_port", 8040))
 
     @property
     def port(self) -> int:
@@ -47,9 +51,13 @@ class DorisLite:
 
     async def start(self) -> None:
         self.engine.open()
+        await self.http.start()
+        self.context.http_base = f"http://{self.host}:{self.http.port or self.http.requested_port}"
         await self.server.start()
 
     async def stop(self) -> None:
         await self.server.stop()
+        await self.http.stop()
+        self.context.compaction.stop()
         self.engine.close()
         log.info("dorislite stopped")

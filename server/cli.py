@@ -1,4 +1,4 @@
-"""`dorislite serve [--conf DIR] [--port N] [--host H] [--storage DIR]` (also `python -m server serve`)."""
+"""`dorislite serve [--conf DIR] [--port N] [--host H] [--storage DIR] [--http-port N]` (also `python -m server serve`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=None, help="MySQL protocol port (fe.conf query_port)")
     serve.add_argument("--host", default=None, help="bind address (fe.conf priority_networks)")
     serve.add_argument("--storage", type=Path, default=None, help="storage root (fe.conf meta_dir)")
+    serve.add_argument("--http-port", type=int, default=None, help="HTTP API port (be.conf webserver_port; 0: off)")
     return parser
 
 
@@ -33,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         config.set_fe("priority_networks", args.host)
     if args.storage is not None:
         config.set_fe("meta_dir", str(args.storage))
+    if args.http_port is not None:
+        config.be["webserver_port"] = str(args.http_port)
     return asyncio.run(_serve(config))
 
 

@@ -58,6 +58,7 @@ from sql.parse import parse
 from sql.types import parse_type
 from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
 from storage.catalog.store import TXN_ABORTED, new_label
+from storage.compaction.manager import CompactionManager
 from storage.engine import StorageEngine
 from storage.tablet.partition_router import route_partitions
 
@@ -84,6 +85,8 @@ class SessionContext:
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
         self.profiles = ProfileStore()
+        self.compaction = CompactionManager(self.engine, self.config.be)
+        self.compaction.start()  # its producer waits for the engine too
 
 
 def _spark_progress(job_group: str) -> tuple[int, int] | None:

@@ -31,12 +31,16 @@ class ServerProcess:
     storage: Path
     proc: subprocess.Popen | None = None
     log: Path | None = None
+    http_port: int = 0  # the HTTP API's port (a free one unless set)
+    conf: Path | None = None  # a folder with fe.conf / be.conf (default: the repository's conf/)
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.log = self.storage.parent / f"server-{self.port}.log"
+        self.http_port = self.http_port or free_port()
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--storage", str(self.storage)],
+            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--storage", str(self.storage),
+             "--http-port", str(self.http_port), *(["--conf", str(self.conf)] if self.conf else [])],
             cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

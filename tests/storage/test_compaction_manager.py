@@ -173,3 +173,13 @@ def test_show_json_and_run_status(env) -> None:
         "tablet_id": tablet.tablet_id, "compact_type": ""}
     assert [format_bytes(n) for n in (0, 574, 2048, 574 * 1024 * 1024)] == ["0", "574.00 B", "2.00 KB",
                                                                            "574.00 MB"]
+
+
+def test_a_load_near_the_version_limit_asks_for_a_compaction(tmp_path: Path) -> None:
+    engine, manager = make(tmp_path, max_tablet_version_num="6", disable_auto_compaction="true")
+    table = table_with_loads(engine, "t", 6)  # the sixth load finds 5 rowsets: more than 6 - 100
+    assert manager.wait_idle()
+    assert versions(engine, table) == [2]  # five merged before the sixth was published
+    assert manager.counters.cumulative_tasks == 1
+    manager.stop()
+    engine.close()

@@ -1,0 +1,190 @@
+"""The BE-style HTTP API on be.conf `webserver_port` (Doris's 8040; 0 turns it off): compaction only.
+
+    GET  /api/compaction/show?tablet_id=N
+    POST /api/compaction/run?tablet_id=N&compact_type=cumulative|base
+    GET  /api/compaction/run_status[?tablet_id=N]
+
+Answers are Doris's JSON. Doris answers every request with HTTP 200; dorislite does too for answers about a
+tablet ({"status": "Fail", "msg": "Tablet not found"}, a compaction that failed or found nothing to merge),
+and uses 400 for malformed parameters (with Doris's messages), 404 for other paths and 405 for the wrong
+method, so a script sees bad requests as such. A small asyncio HTTP/1.1 server: one request per connection,
+bounded header size and read time; the handlers run in a thread (they read the catalog).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from http import HTTPStatus
+from urllib.parse import parse_qs, urlsplit
+
+from storage.compaction.manager import CompactionManager
+from storage.errors import StorageError
+
+log = logging.getLogger("dorislite.http")
+
+MAX_HEADER_BYTES = 64 * 1024
+MAX_BODY_BYTES = 1024 * 1024
+READ_TIMEOUT_SECONDS = 10.0
+COMPACT_TYPES = ("cumulative", "base")
+
+Reply = tuple[int, dict]
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _fail(msg: str) -> dict:
+    return {"status": "Fail", "msg": msg}
+
+
+def _param(params: dict[str, list[str]], name: str) -> str:
+    values = params.get(name)
+    return values[0] if values else ""
+
+
+def _id(params: dict[str, list[str]], name: str) -> int:
+    """Doris's _check_param: 0 when absent; a value that is not a number is an error."""
+    text = _param(params, name).strip()
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise BadRequest(f"convert {name} failed, stoull")
+    return int(text)
+
+
+class CompactionApi:
+    """The three compaction actions over a CompactionManager (no HTTP here: params in, status + JSON out)."""
+
+    def __init__(self, manager: CompactionManager) -> None:
+        self.manager = manager
+
+    def show(self, params: dict[str, list[str]]) -> Reply:
+        tablet_id = _id(params, "tablet_id")
+        if tablet_id == 0:
+            raise BadRequest("check param failed: missing tablet_id")
+        shown = self.manager.show(tablet_id)
+        return (200, shown) if shown is not None else (200, _fail("Tablet not found"))
+
+    def run(self, params: dict[str, list[str]]) -> Reply:
+        tablet_id = _id(params, "tablet_id")
+        table_id = _id(params, "table_id")
+        if tablet_id == 0 and table_id == 0:
+            raise BadRequest("tablet id and table id can not be empty at the same time!")
+        if tablet_id and table_id:
+            raise BadRequest("tablet id and table id can not be set at the same time!")
+        kind = _param(params, "compact_type")
+        if kind not in COMPACT_TYPES:
+            raise BadRequest(f"The compaction type '{kind}' is not supported")
+        if table_id:
+            raise BadRequest("table_id is only taken with compact_type=full, which dorislite does not run")
+        try:
+            self.manager.trigger(tablet_id, kind)
+        except KeyError:
+            return 200, _fail("Tablet not found")
+        except StorageError as e:
+            return 200, _fail(e.message)
+        return 200, {"status": "Success", "msg": "compaction task is successfully triggered."}
+
+    def run_status(self, params: dict[str, list[str]]) -> Reply:
+        tablet_id = _id(params, "tablet_id")
+        if tablet_id == 0:
+            return 200, self.manager.run_status()
+        if self.manager.find_tablet(tablet_id) is None:
+            return 200, _fail("Tablet not found")
+        return 200, self.manager.tablet_run_status(tablet_id)
+
+    def routes(self) -> dict[str, tuple[str, Callable[[dict[str, list[str]]], Reply]]]:
+        return {
+            "/api/compaction/show": ("GET", self.show),
+            "/api/compaction/run": ("POST", self.run),
+            "/api/compaction/run_status": ("GET", self.run_status),
+        }
+
+    def handle(self, method: str, target: str) -> Reply:
+        parts = urlsplit(target)
+        route = self.routes().get(parts.path.rstrip("/") or "/")
+        if route is None:
+            return 404, _fail("Not Found")
+        wanted, handler = route
+        if method != wanted:
+            return 405, _fail(f"Method Not Allowed: {parts.path} takes {wanted}")
+        try:
+            return handler(parse_qs(parts.query, keep_blank_values=True))
+        except BadRequest as e:
+            return 400, _fail(str(e))
+
+
+class HttpApiServer:
+    def __init__(self, api: CompactionApi, host: str, port: int) -> None:
+        self.api = api
+        self.host = host
+        self.requested_port = port
+        self._server: asyncio.AbstractServer | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (0 when not listening)."""
+        if self._server is None or not self._server.sockets:
+            return 0
+        return int(self._server.sockets[0].getsockname()[1])
+
+    async def start(self) -> None:
+        if self.requested_port <= 0:
+            log.info("HTTP API disabled (webserver_port = 0)")
+            return
+        try:
+            self._server = await asyncio.start_server(self._serve, self.host, self.requested_port,
+                                                      reuse_address=True)
+        except OSError as e:  # the MySQL endpoint still serves; the API is what is missing
+            log.error("HTTP API not started: cannot listen on %s:%d: %s", self.host, self.requested_port, e)
+            return
+        log.info("HTTP API listening on %s:%d", self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            status, body = await asyncio.wait_for(self._request(reader), READ_TIMEOUT_SECONDS)
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            status, body = 400, _fail("Bad Request")
+        except Exception:  # noqa: BLE001 - never a traceback to the client
+            log.exception("HTTP API request failed")
+            status, body = 500, _fail("Internal Server Error")
+        payload = json.dumps(body, indent=4, ensure_ascii=False).encode()
+        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
+        try:
+            writer.write(head + payload)
+            await writer.drain()
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+
+    async def _request(self, reader: asyncio.StreamReader) -> Reply:
+        head = await reader.readuntil(b"\r\n\r\n")
+        if len(head) > MAX_HEADER_BYTES:
+            raise ValueError("header too large")
+        lines = head.decode("latin-1").split("\r\n")
+        parts = lines[0].split(" ")
+        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+            raise ValueError("bad request line")
+        method, target = parts[0].upper(), parts[1]
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if length < 0 or length > MAX_BODY_BYTES:
+            raise ValueError("bad body length")
+        if length:
+            await reader.readexactly(length)  # no action takes a body
+        return await asyncio.to_thread(self.api.handle, method, target)
