@@ -1,7 +1,7 @@
 """The compaction producer and its workers (seed 002 §2): which tablet compacts when, and what it did.
 
 One producer thread per process. Each round (every generate_compaction_tasks_interval_ms; after a round
-that produced nothing it sleeps up to 2 s, or until a task ends or a load asks for one) builds a
+that picked nothing it sleeps up to 2 s, or until a task ends or a load asks for one) builds a
 `Candidate` per tablet of the one "disk" (the engine's storage root) from its visible rowsets, leaving out
 tablets already running, tablets of tables with PROPERTIES "disable_auto_compaction" = "true" and indexes
 still being built (a rollup's SHADOW index); `select_tasks` picks (policy: 9 cumulative rounds to 1 base
@@ -54,7 +54,7 @@ from storage.errors import StorageError
 log = logging.getLogger(__name__)
 
 VIRTUAL_PREFIX = "virtual:"
-IDLE_SLEEP_SECONDS = 2.0  # seed 2.1: a round that produced nothing sleeps until a task ends, at most 2 s
+IDLE_SLEEP_SECONDS = 2.0  # a round that picked nothing sleeps until a task ends or a load asks, at most 2 s
 CUMULATIVE_NO_SUITABLE_VERSION = -2000  # Doris's status codes for "nothing to merge"
 BE_NO_SUITABLE_VERSION = -808
 TABLE_PROPERTY = "disable_auto_compaction"
@@ -191,7 +191,7 @@ class CompactionManager:
             produced = 0
             try:
                 if not self.config.disable_auto_compaction:
-                    produced = len(self.run_once())
+                    produced = len(self.run_once(picked_only=False))
                 self.engine.readers.collect()
             except Exception:  # noqa: BLE001 - the producer must outlive any one failure
                 log.exception("compaction producer round failed")
@@ -252,8 +252,10 @@ class CompactionManager:
 
     # ------------------------------------------------------------------------------------ producing
 
-    def run_once(self, now: float | None = None) -> list[tuple[int, str]]:
-        """One producer round: pick, prepare and submit tasks; returns the (tablet_id, kind) submitted."""
+    def run_once(self, now: float | None = None, picked_only: bool = True) -> list[tuple[int, str]]:
+        """One producer round: pick, prepare and submit tasks; returns the (tablet_id, kind) submitted (with
+        `picked_only` False: every task picked, also those whose preparation found nothing to merge; the
+        producer sleeps 2 s only after a round that picked nothing, as Doris's does)."""
         now = time.time() if now is None else now
         config = self.config
         with self._lock:
@@ -279,13 +281,13 @@ class CompactionManager:
             tablet, table = tablets[tid]
             try:
                 task = self._prepare(tablet, table, kind, now)
-            except NoSuitableVersion as e:
+            except NoSuitableVersion as e:  # Doris too counts it as a failure (the tablet backs off)
                 self._failed(tid, kind, now)
                 log.debug("tablet %d: no %s compaction: %s", tid, kind, e.reason)
                 continue
             if self._submit(task, block=True):
                 submitted.append((tid, kind))
-        return submitted
+        return submitted if picked_only else picked
 
     def _prepare(self, tablet: Tablet, table: OlapTable, kind: str, now: float) -> _Task:
         """Pick the inputs (Doris's prepare_compact); raises NoSuitableVersion when there is nothing to do."""
@@ -351,12 +353,14 @@ class CompactionManager:
     def compact(self, task: _Task) -> CompactionOutput:
         """Run a prepared task: merge, publish, move the cumulative point, record the time."""
         tid = task.tablet.tablet_id
-        index = next((i for i in task.table.indexes if i.index_id == task.tablet.index_id), None)
+        # the table as it is now: an index added meanwhile (ALTER ... ADD INDEX) is written into the output
+        table = self.engine.catalog.get_table_by_id(task.table.table_id)
+        index = next((i for i in table.indexes if i.index_id == task.tablet.index_id), None) if table else None
         try:
-            if index is None:
-                raise CompactionConflict(f"index of tablet {tid} no longer exists")
+            if table is None or index is None:
+                raise CompactionConflict(f"the index of tablet {tid} no longer exists")
             real = [rs for rs in task.inputs if not is_virtual(rs)]
-            out = compact_rowsets(self.engine, task.table, index, task.tablet, real, task.inputs[0].start_version,
+            out = compact_rowsets(self.engine, table, index, task.tablet, real, task.inputs[0].start_version,
                                   task.inputs[-1].end_version)
         except Exception:
             self._failed(tid, task.kind, time.time())
