@@ -31,6 +31,7 @@ from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_part
 from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import CreateTableOptions, bind_create_table
+from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
 from planner.context import QueryContext, TableSource
 from planner.file_source import bind_table_functions
 from planner.olap_source import OlapTableSource, arrow_schema
@@ -535,6 +536,10 @@ class Session:
             if len(dynamic) != len(s.properties):
                 raise doris_error("Can not set dynamic_partition properties with other properties at once")
             self.ctx.dynamic_partitions.alter_properties(table, self._db(s.db), dynamic)
+            return OkResult()
+        if all(k.lower() in ALTERABLE_PROPERTIES for k, _ in s.properties):  # disable_auto_compaction
+            self.ctx.engine.catalog.set_table_properties(table.table_id,
+                                                         bind_alter_properties(table.properties, s.properties))
             return OkResult()
         props = bind_set_bloom_properties(table, s.properties)
         before, after = table.props, dict(props)

@@ -102,6 +102,20 @@ _VALIDATORS: dict[str, Callable[[str], str]] = {
 }
 
 
+# plain properties ALTER TABLE t SET ("k" = "v") changes (the bloom filter and dynamic partition ones have their
+# own binders)
+ALTERABLE_PROPERTIES = frozenset({"disable_auto_compaction"})
+
+
+def bind_alter_properties(current: tuple[tuple[str, str], ...],
+                          given: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The table's properties with the ALTERABLE_PROPERTIES in `given` validated as CREATE TABLE validates
+    them and replaced in place (SHOW CREATE TABLE keeps its order)."""
+    changed = {k.lower(): _VALIDATORS[k.lower()](v) for k, v in given}
+    out = [(k, changed.pop(k, v)) for k, v in current]
+    return (*out, *changed.items())
+
+
 def replication_allocation(props: dict[str, str]) -> str:
     """`replication_num = N` becomes `tag.location.default: N` (Doris keeps only the allocation)."""
     if "replication_allocation" in props:

@@ -228,3 +228,15 @@ def test_too_many_versions(tmp_path: Path) -> None:
             assert tablets(c, "t")[0]["VersionCount"] == "4"
     finally:
         srv.stop()
+
+
+def test_alter_table_sets_disable_auto_compaction(cur) -> None:
+    cur.execute(TABLE.format(name="t", buckets=1, props=""))
+    cur.execute('ALTER TABLE t SET ("disable_auto_compaction" = "true")')
+    cur.execute("SHOW CREATE TABLE t")
+    assert '"disable_auto_compaction" = "true"' in cur.fetchall()[0][1]
+    with pytest.raises(pymysql.err.OperationalError, match="disable_auto_compaction must be `true` or `false`"):
+        cur.execute('ALTER TABLE t SET ("disable_auto_compaction" = "maybe")')
+    cur.execute('ALTER TABLE t SET ("disable_auto_compaction" = "false")')
+    cur.execute("SHOW CREATE TABLE t")
+    assert '"disable_auto_compaction" = "false"' in cur.fetchall()[0][1]
