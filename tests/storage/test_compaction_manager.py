@@ -183,3 +183,30 @@ def test_a_load_near_the_version_limit_asks_for_a_compaction(tmp_path: Path) -> 
     assert manager.counters.cumulative_tasks == 1
     manager.stop()
     engine.close()
+
+
+def test_cumulative_compaction_does_not_cross_a_delete(env) -> None:
+    from storage.catalog.delete_jobs import DeleteInfo
+    from storage.delete_job import delete_label, publish_predicate_delete
+    from storage.predicate import ColumnPredicate, Op
+
+    engine, manager = env
+    table = table_with_loads(engine, "t", 6)
+    (pid,) = engine.snapshot(table)
+    publish_predicate_delete(engine, table, [pid], [ColumnPredicate("k", Op.LT, (500,))], DeleteInfo(
+        table.db_id, table.table_id, "t", delete_label(), ("t",), True, ('k LT "500"',), 0.0))
+    delete_version = engine.snapshot(table)[pid]
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        engine.load(table, pa.table({"k": pa.array(rng.integers(0, 1000, 20).astype(np.int32)),
+                                     "v": pa.array(np.ones(20, np.int64))}))
+    before = rows(engine, table)
+    for _ in range(4):
+        manager.run_once()
+        assert manager.wait_idle()
+    (tablet,) = engine.catalog.tablets(table.table_id)
+    visible = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+    assert any(rs.kind == "DELETE" and rs.start_version == delete_version for rs in visible)
+    assert not any(rs.start_version < delete_version < rs.end_version for rs in visible)
+    assert manager.counters.cumulative_tasks >= 1
+    assert rows(engine, table) == before

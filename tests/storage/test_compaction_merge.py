@@ -261,3 +261,32 @@ def test_a_crash_before_the_commit_loses_nothing(tmp_path: Path) -> None:
     assert len(tablet_visible_rowsets(engine.catalog, tablet.tablet_id)) == 6
     assert table_rows(scan(engine, engine.catalog.get_table_by_id(table.table_id))) == before
     engine.close()
+
+
+@pytest.mark.parametrize("keys_type", [KEYS_DUP, KEYS_AGG])
+def test_base_compaction_applies_a_delete_physically(engine: StorageEngine, keys_type: str) -> None:
+    from storage.catalog.delete_jobs import DeleteInfo
+    from storage.delete_job import delete_label, publish_predicate_delete
+
+    table = make_table(engine, keys_type, loads=3)
+    (pid,) = engine.snapshot(table)
+    column = "v_max" if keys_type == KEYS_DUP else "k1"  # AGGREGATE deletes name keys only
+    pred = ColumnPredicate(column, Op.GT, (150,))
+    label = delete_label()
+    publish_predicate_delete(engine, table, [pid], [pred], DeleteInfo(
+        table.db_id, table.table_id, "t", label, ("t",), True, (f"{column} GT \"150\"",), 0.0))
+    rng = np.random.default_rng(5)
+    for n in range(2):
+        engine.load(table, batch(rng, 200, 10 + n))
+    before = table_rows(scan(engine, table))
+    later = scan(engine, table, versions={pid: 7})
+    assert later.num_rows  # rows matching the predicate loaded after the delete are visible
+    tablet, inputs, out = compact_all(engine, table)
+    assert [rs.kind for rs in inputs] == ["DATA"] * 3 + ["DELETE"] + ["DATA"] * 2
+    assert out.stats.rows_deleted > 0
+    assert (out.rowset.start_version, out.rowset.end_version) == (2, 7)
+    after = engine.scan(ScanRequest(table=table, schema=SCHEMA, columns=SCHEMA.names))
+    assert table_rows(after.table) == before
+    assert after.stats.rows_del_filtered == 0  # nothing left for the read path to filter
+    stored = pa.concat_tables([SegmentReader(p).read(SCHEMA.names) for p in engine.segment_paths(out.rowset)])
+    assert stored.num_rows == out.stats.output_rows
