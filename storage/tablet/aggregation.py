@@ -4,7 +4,8 @@ Input tables are sorted by the key columns with equal keys in ascending version 
 first); `sort_by_keys` produces that order with a stable sort, so concatenating rowsets oldest-first and
 sorting keeps "later wins" semantics. Runs of equal keys are found with vectorized adjacent-row
 comparisons; REPLACE and UNIQUE take each run's last row, the other aggregations run as an ordered
-pyarrow group-by over the run number (use_threads=False keeps `last` meaning "latest").
+pyarrow group-by over the run number (use_threads=False keeps `last` meaning "latest") of the rows of runs
+longer than one row; a one-row run keeps its values.
 """
 
 from __future__ import annotations
@@ -103,8 +104,15 @@ def aggregate(
                if c not in keys and (aggregations.get(c) or AGG_REPLACE).upper() in _GROUPED]
     grouped_result: dict[str, pa.Array] = {}
     if grouped:
-        run_ids = np.repeat(np.arange(len(starts), dtype=np.int64), np.diff(np.append(starts, n)))
-        src = table.select(grouped).append_column(_RUN, pa.array(run_ids))
+        # only runs of two or more rows need the group-by: a run of one row aggregates to itself (a merge of a
+        # few small rowsets into a big one has almost only such runs)
+        lengths = np.diff(np.append(starts, n))
+        multi = lengths > 1
+        multi_runs = np.flatnonzero(multi)
+        row_run = np.repeat(np.arange(len(starts), dtype=np.int64), lengths)
+        rows = np.flatnonzero(multi[row_run])
+        dense = np.cumsum(multi) - 1  # run -> its number among the multi-row runs
+        src = table.select(grouped).take(pa.array(rows)).append_column(_RUN, pa.array(dense[row_run[rows]]))
         specs = []
         for c in grouped:
             func, opts = _GROUPED[(aggregations.get(c) or AGG_REPLACE).upper()]
@@ -113,10 +121,18 @@ def aggregate(
         order = out.column(_RUN).to_numpy()
         if len(order) > 1 and not np.all(order[1:] > order[:-1]):
             out = out.take(pa.array(np.argsort(order, kind="stable")))
+        multi_mask = pa.array(multi)
         for c, func, _ in specs:
             res = out.column(f"{c}_{func}")
             want = table.schema.field(c).type
-            grouped_result[c] = res if res.type == want else pc.cast(res, want, safe=False)
+            res = res if res.type == want else pc.cast(res, want, safe=False)
+            if len(multi_runs) == len(starts):
+                grouped_result[c] = res
+                continue
+            # each run's first row, with the multi-row runs' slots replaced by their results (in run order)
+            first = table.column(c).take(pa.array(starts)).combine_chunks()
+            grouped_result[c] = pc.replace_with_mask(first, multi_mask, res.combine_chunks()
+                                                     if isinstance(res, pa.ChunkedArray) else res)
 
     ends_idx = pa.array(ends)
     starts_idx = pa.array(starts)
