@@ -141,6 +141,7 @@ def run_mode(root: Path, on: bool, args: argparse.Namespace) -> Mode:
     conf = {k: v for k, v in parse_conf((DEFAULT_CONF_DIR / "be.conf").read_text()).items()}
     conf.update(cumulative_compaction_skip_window_seconds=str(args.skip_window),
                 min_compaction_failure_interval_sec=str(args.failure_interval),
+                cumulative_compaction_min_deltas=str(args.min_deltas),
                 disable_auto_compaction="false" if on else "true", tablet_rowset_stale_sweep_time_sec="0")
     engine = StorageEngine(root / mode.name, conf)
     engine.open()
@@ -222,7 +223,8 @@ def run_mode(root: Path, on: bool, args: argparse.Namespace) -> Mode:
 
 def report(modes: list[Mode], args: argparse.Namespace) -> None:
     print(f"## Compaction under small loads: {args.rows:,} rows, {args.loads:,} loads of {args.rows_per_load} rows, "
-          f"{args.buckets} buckets\n")
+          f"{args.buckets} buckets (skip window {args.skip_window} s, failure interval {args.failure_interval} s, "
+          f"min deltas {args.min_deltas})\n")
     print("| mode | loads/s | loads refused | versions/tablet after the loads (max / mean) | query | first run after "
           "the loads (ms) | settled, best of 5 (ms) | freshly compacted, best of 5 (ms) | after / fresh "
           "| settled / fresh |")
@@ -279,6 +281,7 @@ def main() -> None:
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--skip-window", type=int, default=0)
     ap.add_argument("--failure-interval", type=int, default=1)
+    ap.add_argument("--min-deltas", type=int, default=5, help="be.conf cumulative_compaction_min_deltas")
     ap.add_argument("--settle", type=float, default=60.0, help="seconds compaction may take to catch up")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="compaction_bench_"))
