@@ -41,7 +41,7 @@ from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
 from storage.segment.reader import Narrowed, SegmentReader, open_segment
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
-from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
+from storage.tablet.aggregation import aggregate_index, key_column_names, merge_parts
 from storage.tablet.bucket_hash import pmod, random_buckets, spark_hash
 from storage.tablet.delete_filter import apply_deletes, delete_columns, delete_rowsets, deletes_above
 from storage.tablet.memtable import build_memtable
@@ -614,11 +614,10 @@ class StorageEngine:
             return None
         if not columns:
             return _rows_only(sum(p.num_rows for p in parts))
-        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if merging and (data_rowsets > 1 or overlapping):
-            # rowsets were appended oldest first; the stable sort keeps that order within a key
-            table = aggregate_index(sort_by_keys(table, key_column_names(index)), index)
-        return table
+            # parts were appended oldest first (a segment holds each key once)
+            return merge_parts(parts, index)
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
     @staticmethod
     def _output_schema(req: ScanRequest, requested: Sequence[str]) -> pa.Schema:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from storage.catalog.model import KEYS_AGG, KEYS_DUP, KEYS_UNIQUE, Column, MaterializedIndexMeta
 from storage.errors import StorageError
+from storage.tablet.bucket_hash import spark_hash
 
 AGG_SUM = "SUM"
 AGG_MAX = "MAX"
@@ -163,3 +164,29 @@ def aggregate_index(table: pa.Table, index: MaterializedIndexMeta, order_column:
     """`aggregate` with the keys and aggregations of a materialized index (table must be key-sorted)."""
     keys = [k for k in key_column_names(index) if k in table.column_names]
     return aggregate(table, index.keys_type, keys, index_aggregations(index.columns), order_column)
+
+
+# a part at least this many times larger than all the others together is merged by key lookup, not sorted
+_DOMINANT_RATIO = 8
+
+
+def merge_parts(parts: Sequence[pa.Table], index: MaterializedIndexMeta) -> pa.Table:
+    """Merge-on-read of one tablet's parts (each key-sorted with unique keys, e.g. one segment; oldest first).
+
+    After compaction a tablet is one big segment plus a few small loads: then only the big part's rows whose
+    keys occur in the small parts (found by key hash; a collision only sends a row through the merge too)
+    are sorted and aggregated with them, and the big part's other rows pass as they are. The result is
+    the same rows as sorting everything, not in key order. Otherwise everything is sorted and aggregated."""
+    keys = [k for k in key_column_names(index) if k in parts[0].column_names]
+    big_at = max(range(len(parts)), key=lambda i: parts[i].num_rows)
+    big = parts[big_at]
+    rest = sum(p.num_rows for p in parts) - big.num_rows
+    if not keys or len(parts) == 1 or rest * _DOMINANT_RATIO > big.num_rows:
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        return aggregate_index(sort_by_keys(table, keys), index)
+    others = pa.concat_tables([p for i, p in enumerate(parts) if i != big_at])
+    hit = np.isin(spark_hash([big.column(k) for k in keys]), spark_hash([others.column(k) for k in keys]))
+    hit_rows = pa.array(hit)
+    touched = [*parts[:big_at], big.filter(hit_rows), *parts[big_at + 1:]]  # version order kept for REPLACE
+    merged = aggregate_index(sort_by_keys(pa.concat_tables(touched), keys), index)
+    return pa.concat_tables([big.filter(pc.invert(hit_rows)), merged])
