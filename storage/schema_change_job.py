@@ -97,7 +97,11 @@ class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
         config = segment_index_config(table, index)
         stale = []
         if config is not None:
+            # rowsets a compaction already replaced are only kept for older snapshots: not worth an index
+            retired = {s.rowset.rowset_id for s in self.catalog.stale_rowsets(tablet_id)}
             for rs in self.catalog.all_rowsets(tablet_id):
+                if rs.rowset_id in retired:
+                    continue
                 if rs.kind == "DATA" and rs.num_segments > 0 and rs.txn_id < job.watershed_txn_id and not all(
                         segment_has_indexes(p, config) for p in self.engine.segment_paths(rs)):
                     stale.append(rs)
