@@ -118,6 +118,13 @@ class RowRanges:
         offsets = np.repeat(self.starts - (np.cumsum(counts) - counts), counts)
         return np.arange(total, dtype=np.int64) + offsets
 
+    def rows_at(self, positions: np.ndarray) -> np.ndarray:
+        """The row ordinals at `positions` (ascending) of `to_indices()`, without building it."""
+        counts = self.ends - self.starts
+        first = np.cumsum(counts) - counts
+        k = np.searchsorted(first, positions, side="right") - 1
+        return (self.starts[k] + (positions - first[k])).astype(np.int64)
+
     def overlaps(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """For each [start, end) given (e.g. pages), whether any of these ranges touches it."""
         idx = np.searchsorted(self.ends, starts, side="right")

@@ -49,3 +49,9 @@ def test_from_pages_and_overlaps() -> None:
     probe = RowRanges([150, 299], [151, 301])
     assert probe.overlaps(starts, ends).tolist() == [False, True, True, True]
     assert RowRanges.empty().overlaps(starts, ends).tolist() == [False] * 4
+
+
+def test_rows_at_picks_from_the_ranges_without_listing_them() -> None:
+    r = RowRanges(np.array([3, 10, 40]), np.array([5, 14, 41]))
+    pos = np.array([0, 1, 2, 5, 6])
+    assert r.rows_at(pos).tolist() == r.to_indices()[pos].tolist() == [3, 4, 10, 13, 40]
