@@ -401,14 +401,7 @@ class DorisLiteParser(DorisParser):
     def _parse_show_tablets(self) -> dx.ShowTablets:
         self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
         table = self._parse_table_parts()
-        names: list[exp.Expr] = []
-        if self._match(TokenType.PARTITION):
-            if self._match(TokenType.L_PAREN, advance=False):
-                names = self._parse_wrapped_csv(self._parse_id_var)
-            else:
-                names = [self._parse_id_var() or self.raise_error("Expected a partition name")]
-        elif self._match_text_seq("PARTITIONS"):
-            names = self._parse_wrapped_csv(self._parse_id_var)
+        names = self._parse_partition_names()
         where = self._parse_where()
         order = self._parse_order()
         offset, limit = self._parse_oldstyle_limit()
@@ -476,15 +469,8 @@ class DorisLiteParser(DorisParser):
         table = self._parse_table_parts(schema=True)
         alias = self._parse_delete_alias()
         temporary = self._match_text_seq("TEMPORARY")
-        names: list[exp.Expr] = []
-        if self._match(TokenType.PARTITION):
-            if self._match(TokenType.L_PAREN, advance=False):
-                names = self._parse_wrapped_csv(self._parse_id_var)
-            else:
-                names = [self._parse_id_var() or self.raise_error("Expected a partition name")]
-        elif self._match_text_seq("PARTITIONS"):
-            names = self._parse_wrapped_csv(self._parse_id_var)
-        elif temporary:
+        names = self._parse_partition_names()
+        if temporary and not names:
             self.raise_error("Expected PARTITION after TEMPORARY")
         if names:
             table.set("partition", exp.Partition(expressions=names))
@@ -496,6 +482,16 @@ class DorisLiteParser(DorisParser):
         if temporary:
             delete.set("temporary", True)
         return delete
+
+    def _parse_partition_names(self) -> list[exp.Expr]:
+        """`PARTITION p | PARTITION (p, ..) | PARTITIONS (p, ..)`, or nothing."""
+        if self._match(TokenType.PARTITION):
+            if self._match(TokenType.L_PAREN, advance=False):
+                return self._parse_wrapped_csv(self._parse_id_var)
+            return [self._parse_id_var() or self.raise_error("Expected a partition name")]
+        if self._match_text_seq("PARTITIONS"):
+            return self._parse_wrapped_csv(self._parse_id_var)
+        return []
 
     def _parse_delete_alias(self) -> exp.Expr | None:
         if self._curr is None or self._curr.token_type in (TokenType.PARTITION, TokenType.USING, TokenType.WHERE) \

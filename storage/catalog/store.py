@@ -460,12 +460,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             for pos, p in enumerate(table.partitions):
                 if wanted is not None and p.name.lower() not in wanted:
                     continue
-                dropped += [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?",
-                                                    (p.partition_id,))]
-                c.execute("DELETE FROM rowsets WHERE tablet_id IN "
-                          "(SELECT tablet_id FROM tablets WHERE partition_id = ?)", (p.partition_id,))
-                c.execute("DELETE FROM tablets WHERE partition_id = ?", (p.partition_id,))
-                c.execute("DELETE FROM partitions WHERE partition_id = ?", (p.partition_id,))
+                dropped += self._delete_partition(c, p.partition_id)
                 # keep the bucket count the partition actually had
                 item = p.item if p.item.buckets else replace(p.item, buckets=p.buckets)
                 self._insert_partition(c, table.table_id, pos, item, table.distribution, index_ids)
@@ -509,6 +504,16 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         assert result is not None
         return result
 
+    @staticmethod
+    def _delete_partition(c: sqlite3.Connection, partition_id: int) -> list[int]:
+        """Remove a partition with its tablets and rowsets (in the caller's transaction); its tablet ids."""
+        dropped = [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?", (partition_id,))]
+        c.execute("DELETE FROM rowsets WHERE tablet_id IN "
+                  "(SELECT tablet_id FROM tablets WHERE partition_id = ?)", (partition_id,))
+        c.execute("DELETE FROM tablets WHERE partition_id = ?", (partition_id,))
+        c.execute("DELETE FROM partitions WHERE partition_id = ?", (partition_id,))
+        return dropped
+
     def drop_partitions(self, table_id: int, names: Sequence[str], if_exists: bool = False) -> OlapTable:
         """Remove partitions (names case-insensitive) with their tablets of every index and their rowsets in one
         commit; the files go after it (the on_tablets_dropped listeners). A missing name fails with Doris's
@@ -527,12 +532,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                         continue
                     raise doris_error(f"Error in list of partitions to {next(n for n in names if n.lower() == name)}",
                                       1507, "HY000")
-                dropped += [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?",
-                                                    (p.partition_id,))]
-                c.execute("DELETE FROM rowsets WHERE tablet_id IN "
-                          "(SELECT tablet_id FROM tablets WHERE partition_id = ?)", (p.partition_id,))
-                c.execute("DELETE FROM tablets WHERE partition_id = ?", (p.partition_id,))
-                c.execute("DELETE FROM partitions WHERE partition_id = ?", (p.partition_id,))
+                dropped += self._delete_partition(c, p.partition_id)
             self._renumber_partitions(c, table_id)
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
             result = self._load_table(c, table_id)
