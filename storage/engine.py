@@ -566,12 +566,15 @@ class StorageEngine:
         comparison per predicate on cached metadata), then, when `narrow`, the whole index narrowing, so the
         caller knows how much is left to read before it hands work to scan threads."""
         out = []
+        # plain strings, not segment_paths(): building pathlib Paths per segment per query showed in profiles
+        data_dir = os.fspath(self.data_dir)
         for rs in rowsets:
             if rs.kind != "DATA":
                 continue
             kept = []
-            for path in self.segment_paths(rs):
-                reader = open_segment(path)
+            prefix = f"{data_dir}{os.sep}{rs.tablet_id}{os.sep}{rs.rowset_id}_"
+            for i in range(rs.num_segments):
+                reader = open_segment(f"{prefix}{i}.dat")
                 stats.segments_total += 1
                 if not reader.may_contain(prune):
                     stats.segments_filtered += 1

@@ -12,11 +12,9 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -40,7 +38,7 @@ _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)), thre
 _PARALLEL_MIN_ROWS = 64 * 1024
 _READ_BYTES = 2 * 1024 * 1024
 _CACHE_SIZE = 4096
-_cache: OrderedDict[str, tuple[tuple[int, int, int, int], SegmentReader]] = OrderedDict()
+_cache: OrderedDict[str, SegmentReader] = OrderedDict()
 _cache_lock = threading.Lock()
 # index narrowing's answer: row ranges, the exact row ids a bitmap index gave within them (or None), and the
 # predicates those ids answer exactly
@@ -48,33 +46,48 @@ Narrowed = tuple[RowRanges, "np.ndarray | None", list[ColumnPredicate]]
 _BITMAP_OPS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN, Op.IS_NULL, Op.IS_NOT_NULL})
 
 
-def open_segment(path: Path) -> SegmentReader:
-    """A reader of `path`, shared across scans (LRU of 4,096): a segment file is immutable, so its footer
-    and the indexes a reader loads on first use (ordinal, zone map, dictionary, short key) stay valid, and
-    a repeated query does not re-read and re-decode them for every segment. A file replaced at the same
-    path (other inode, size or times) gets a new reader."""
-    key = str(path)
-    st = os.stat(key)
-    ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+def open_segment(path: str | os.PathLike[str]) -> SegmentReader:
+    """A reader of `path`, shared across scans (LRU of 4,096): a segment file is immutable and its name
+    (<rowset id>_<n>.dat, a fresh uuid per load, compaction output or index rewrite) is never reused, so its
+    footer and the indexes a reader loads on first use (ordinal, zone map, dictionary, short key) stay valid
+    without even a stat per query, and a repeated query does not re-read and re-decode them for every
+    segment. A file of an old snapshot that a compaction deleted simply stops being asked for."""
+    key = os.fspath(path)
     with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0] == ident:
+        reader = _cache.get(key)
+        if reader is not None:
             _cache.move_to_end(key)
-            return hit[1]
-    reader = SegmentReader(path)
+            return reader
+    reader = SegmentReader(key)
     with _cache_lock:
-        _cache[key] = (ident, reader)
-        _cache.move_to_end(key)
+        _cache[key] = reader
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return reader
 
 
+def forget_segments(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Drop the shared readers of `paths` (files being deleted or rewritten at the same name)."""
+    with _cache_lock:
+        for p in paths:
+            _cache.pop(os.fspath(p), None)
+
+
+def _pread(fd: int, offset: int, size: int) -> bytes:
+    """`size` bytes at `offset` (fewer at the end of a truncated file: page checks then fail on them)."""
+    return os.pread(fd, size, offset)
+
+
+def _open_fd(path: str) -> int:
+    return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+
 class SegmentReader:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._file = os.fspath(path)
         self.name = self.path.name
-        with open(self.path, "rb") as f:
+        with open(self._file, "rb") as f:
             self.file_size = os.fstat(f.fileno()).st_size
             self.footer = read_footer(f, self.file_size, self.name)
         self.num_rows: int = self.footer.num_rows
@@ -90,9 +103,18 @@ class SegmentReader:
 
     # ------------------------------------------------------------------ index loading
 
-    def _index_page(self, f: BinaryIO, ptr: PagePointer, what: str):
-        f.seek(ptr.offset)
-        header, body = read_page(memoryview(f.read(ptr.size)), f"{self.name} ({what})")
+    def _read_range(self, ptr: PagePointer) -> bytes:
+        """The bytes of `ptr`: one open + pread + close. No descriptor outlives a call, so thousands of
+        cached readers hold none, and a buffered file object (which costs several times more) is not needed
+        for a single read."""
+        fd = _open_fd(self._file)
+        try:
+            return _pread(fd, ptr.offset, ptr.size)
+        finally:
+            os.close(fd)
+
+    def _index_page(self, ptr: PagePointer, what: str):
+        header, body = read_page(memoryview(self._read_range(ptr)), f"{self.name} ({what})")
         if header.encoding not in (PageEncoding.INDEX, PageEncoding.PLAIN_BINARY):
             raise CorruptDataError(f"corrupt segment {self.name} ({what}): unexpected page type")
         return header, body
@@ -103,12 +125,11 @@ class SegmentReader:
         except KeyError:
             raise StorageError(f"segment {self.name} has no column {column}") from None
 
-    def _ordinal_index(self, column: str, f: BinaryIO | None = None) -> OrdinalIndex:
+    def _ordinal_index(self, column: str) -> OrdinalIndex:
         oi = self._ordinal.get(column)
         if oi is None:
             meta = self._meta(column)
-            with nullcontext(f) if f is not None else open(self.path, "rb") as fh:
-                _, body = self._index_page(fh, meta.ordinal_index, f"ordinal index of {column}")
+            _, body = self._index_page(meta.ordinal_index, f"ordinal index of {column}")
             try:
                 oi = OrdinalIndex.decode(body, meta.num_pages, self.num_rows, meta.data.offset, meta.data.end)
             except CorruptDataError as e:
@@ -120,8 +141,7 @@ class SegmentReader:
         zm = self._zone_maps.get(column)
         if zm is None:
             meta = self._meta(column)
-            with open(self.path, "rb") as f:
-                _, body = self._index_page(f, meta.zone_map, f"zone map of {column}")
+            _, body = self._index_page(meta.zone_map, f"zone map of {column}")
             try:
                 zm = ZoneMapIndex(body, self.schema.field(column).type, meta.num_pages)
             except CorruptDataError as e:
@@ -129,13 +149,13 @@ class SegmentReader:
             self._zone_maps[column] = zm
         return zm
 
-    def _dictionary(self, column: str, f: BinaryIO) -> pa.Array | None:
+    def _dictionary(self, column: str) -> pa.Array | None:
         meta = self._meta(column)
         if meta.dictionary is None:
             return None
         d = self._dictionaries.get(column)
         if d is None:
-            header, body = self._index_page(f, meta.dictionary, f"dictionary of {column}")
+            header, body = self._index_page(meta.dictionary, f"dictionary of {column}")
             try:
                 d = decode_dictionary(self.schema.field(column).type, header, body)
             except CorruptDataError as e:
@@ -148,8 +168,7 @@ class SegmentReader:
         if ptr is None:
             return None
         if self._short_key is None:
-            with open(self.path, "rb") as f:
-                header, body = self._index_page(f, ptr, "short key index")
+            header, body = self._index_page(ptr, "short key index")
             fields = list(self.schema)[:self.footer.short_key_columns]
             try:
                 self._short_key = ShortKeyIndex.decode(body, header.num_rows, fields, self.num_rows)
@@ -163,9 +182,7 @@ class SegmentReader:
             return None
         bf = self._bloom_filters.get(column)
         if bf is None:
-            with open(self.path, "rb") as f:
-                f.seek(meta.bloom_filter.offset)
-                page = f.read(meta.bloom_filter.size)
+            page = self._read_range(meta.bloom_filter)
             try:
                 bf = BloomFilterIndexReader.from_page(page, self.schema.field(column).type, meta.num_pages,
                                                       f"{self.name} (bloom filter of {column})")
@@ -173,11 +190,6 @@ class SegmentReader:
                 raise CorruptDataError(f"corrupt segment {self.name}: {e.message}") from e
             self._bloom_filters[column] = bf
         return bf
-
-    def _read_range(self, ptr: PagePointer) -> bytes:
-        with open(self.path, "rb") as f:
-            f.seek(ptr.offset)
-            return f.read(ptr.size)
 
     def _bitmap_index(self, column: str) -> BitmapIndexReader | None:
         meta = self._meta(column)
@@ -391,39 +403,42 @@ class SegmentReader:
         and row counts."""
         arrow_type = self.schema.field(self._meta(column).name).type
         where = f"{self.name} (column {column})"
-        with open(self.path, "rb") as f:
-            oi = self._ordinal_index(column, f)
-            dictionary = self._dictionary(column, f)
-            if pages is None:
-                pages = np.arange(oi.num_pages)
-            page_starts = oi.first_rows[pages]
-            page_rows = oi.page_ends[pages] - page_starts
-            decoder = make_decoder(arrow_type, int(page_rows.sum()), dictionary)
-            # one read per run of consecutive pages, cut every ~_READ_BYTES: one huge read of a big segment's
-            # column costs fresh memory (page faults) that smaller reads reuse; 2x on a 5M-row column
+        oi = self._ordinal_index(column)
+        dictionary = self._dictionary(column)
+        if pages is None:
+            pages = np.arange(oi.num_pages)
+        page_starts = oi.first_rows[pages]
+        page_rows = oi.page_ends[pages] - page_starts
+        offsets = oi.offsets[pages]
+        sizes = oi.sizes[pages]
+        decoder = make_decoder(arrow_type, int(page_rows.sum()), dictionary)
+        # one read per run of consecutive pages, cut every ~_READ_BYTES: one huge read of a big segment's
+        # column costs fresh memory (page faults) that smaller reads reuse; 2x on a 5M-row column
+        if len(pages) == 1:  # a point lookup's usual case: no run arithmetic
+            bounds = [0, 1]
+        else:
             run_breaks = np.flatnonzero(np.diff(pages) != 1) + 1
-            sizes = oi.sizes[pages]
             if int(sizes.sum()) > _READ_BYTES:
                 chunk = (np.cumsum(sizes) - sizes) // _READ_BYTES
                 run_breaks = np.union1d(run_breaks, np.flatnonzero(np.diff(chunk) != 0) + 1)
-            for run in np.split(np.arange(len(pages)), run_breaks):
-                if len(run) == 0:
-                    continue
-                first, last = pages[run[0]], pages[run[-1]]
-                start = int(oi.offsets[first])
-                f.seek(start)
-                buf = memoryview(f.read(int(oi.offsets[last] + oi.sizes[last]) - start))
+            bounds = [0, *run_breaks.tolist(), len(pages)]
+        fd = _open_fd(self._file)
+        try:
+            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+                start = int(offsets[lo])
+                buf = memoryview(_pread(fd, start, int(offsets[hi - 1] + sizes[hi - 1]) - start))
                 stats.bytes_read += len(buf)
-                for k in run.tolist():
-                    p = pages[k]
-                    off = int(oi.offsets[p]) - start
-                    header, body = read_page(buf[off:off + int(oi.sizes[p])], where)
-                    if header.num_rows != page_rows[k]:
+                for off, size, rows in zip((offsets[lo:hi] - start).tolist(), sizes[lo:hi].tolist(),
+                                           page_rows[lo:hi].tolist(), strict=True):
+                    header, body = read_page(buf[off:off + size], where)
+                    if header.num_rows != rows:
                         raise CorruptDataError(f"corrupt segment {where}: page row count mismatch")
                     try:
                         decoder.add(header, body)
                     except (CorruptDataError, ValueError) as e:
                         raise CorruptDataError(f"corrupt segment {where}: {e}") from e
+        finally:
+            os.close(fd)
         stats.pages_read += len(pages)
         stats.pages_skipped += oi.num_pages - len(pages)
         try:

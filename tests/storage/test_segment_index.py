@@ -284,10 +284,11 @@ def test_second_key_column_narrows(tmp_path: Path) -> None:
     assert in_list.count() <= 4 * 1024 and len(in_list) == 2
 
 
-def test_open_segment_shares_a_reader_until_the_file_changes(tmp_path: Path) -> None:
-    """Scans share one reader per segment file (its footer and loaded indexes); a file written anew at the
-    same path gets a fresh reader that sees the new rows."""
-    from storage.segment.reader import open_segment
+def test_open_segment_shares_a_reader_until_forgotten(tmp_path: Path) -> None:
+    """Scans share one reader per segment file (its footer and loaded indexes) without a stat per query:
+    segment names are never reused, so a path only gets a fresh reader after forget_segments (what a writer
+    replacing a file at the same name would have to call)."""
+    from storage.segment.reader import forget_segments, open_segment
 
     def write(prefix: str, values: list[int]) -> Path:
         write_segments(tmp_path, prefix, pa.table({"k": pa.array(values, pa.int32())}),
@@ -299,7 +300,9 @@ def test_open_segment_shares_a_reader_until_the_file_changes(tmp_path: Path) -> 
     assert first.num_rows == 3
     assert first.row_ranges([P("k", Op.EQ, (2,))]).count() <= 3  # loads indexes into the shared reader
     assert open_segment(path) is first
+    assert open_segment(str(path)) is first  # str and Path name the same entry
     write("t", [5, 6, 7, 8]).replace(path)
+    forget_segments([path])
     again = open_segment(path)
     assert again is not first
     assert again.read(["k"]).column("k").to_pylist() == [5, 6, 7, 8]
