@@ -7,6 +7,7 @@ The reader maps a RowRanges onto the pages it must read with a searchsorted, nev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -48,8 +49,9 @@ class OrdinalIndex:
     def num_pages(self) -> int:
         return len(self.first_rows)
 
-    @property
+    @cached_property
     def page_ends(self) -> np.ndarray:
+        # computed once per loaded index: every scan of the segment maps its pages' row spans
         return np.append(self.first_rows[1:], self.num_rows)
 
     def pages_for(self, ranges: RowRanges) -> np.ndarray:
