@@ -46,6 +46,8 @@ class QueryContext:
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     # statement start time; now()/curdate() are constant within one statement as in MySQL
     now: dt.datetime | None = None
+    # a cached plan's scans read through per-execution copies of its sources (planner/plan_cache.py)
+    source_override: Callable[[TableSource], TableSource] | None = None
 
     def statement_time(self) -> dt.datetime:
         if self.now is None:

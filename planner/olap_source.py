@@ -8,6 +8,7 @@ PREAGGREGATION verdict with Doris's reason, and the tablets / cardinality that f
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -68,6 +69,15 @@ class OlapTableSource:
     index_id: int | None = None
     tablet_ids: tuple[int, ...] | None = None
     cardinality: int | None = None
+
+    def for_execution(self, profile: list[ScanProfile] | None) -> OlapTableSource:
+        """A copy carrying this source's planning decisions for one more execution of a cached plan: its
+        own snapshot (taken at its first scan), counters and profile list."""
+        fresh = copy.copy(self)
+        fresh.versions = None
+        fresh.stats = ScanStats()
+        fresh.profile = profile
+        return fresh
 
     def restrict_partitions(self, names: Sequence[str]) -> OlapTableSource:
         ids = []

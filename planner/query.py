@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from dataclasses import replace
+
 import pyarrow as pa
 from sqlglot import exp
 
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource  # noqa: F401  (re-exported API)
 from planner.physical.plan import to_physical
+from planner.plan_cache import PlanCache, execution_sources
 from planner.rewrite import rewrite
 from planner.sources import ArrowTableSource  # noqa: F401  (re-exported API)
 from sql.errors import SqlError, analysis_error
@@ -30,19 +34,50 @@ def _result(table: pa.Table, bound: BoundQuery) -> pa.Table:
     return pa.Table.from_arrays(cols, names=bound.names)
 
 
-def execute_query(expression: exp.Expression, ctx: QueryContext) -> pa.Table:
-    """Run a SELECT / UNION and return its rows; result columns carry MySQL's names (duplicates allowed)."""
+def execute_query(expression: exp.Expression, ctx: QueryContext, cache: PlanCache | None = None,
+                  key: Hashable | None = None, profile: list | None = None) -> pa.Table:
+    """Run a SELECT / UNION and return its rows; result columns carry MySQL's names (duplicates allowed).
+    With a `cache` and the statement's `key` (its text), the plan is kept for the next run of the same key
+    when it may be reused (planner/plan_cache.py); `profile` is the statement's query profile scan list."""
     ctx.statement_time()  # fix now() for the whole statement
-    try:
-        return _run(expression, ctx, None)
-    except SqlError:
-        raise
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-        # a type combination an Arrow kernel rejects: report it as an analysis error, not a traceback
-        raise analysis_error(f"Unsupported expression types: {_first_line(e)}") from e
-    except Exception as e:
-        if hasattr(e, "code") and hasattr(e, "message"):  # storage / server errors carry their MySQL code
-            raise
+    with _errors():
+        if cache is None or key is None:
+            return _run(expression, ctx, None)
+        bound = cache.plan(key, expression, ctx, _run)
+        return _execute_plan(bound, ctx, profile)
+
+
+def execute_cached(key: Hashable, ctx: QueryContext, cache: PlanCache, profile: list | None = None
+                   ) -> pa.Table | None:
+    """The rows of the statement cached under `key`, or None when no valid plan is cached (then parse it
+    and call execute_query with the same cache and key)."""
+    bound = cache.lookup(key, ctx)
+    if bound is None:
+        return None
+    ctx.statement_time()
+    with _errors():
+        return _execute_plan(bound, ctx, profile)
+
+
+def _execute_plan(bound: BoundQuery, ctx: QueryContext, profile: list | None) -> pa.Table:
+    run_ctx = replace(ctx, source_override=execution_sources(profile))
+    return _result(to_physical(bound.plan, run_ctx).execute(), bound)
+
+
+class _errors:
+    """Errors of a query as MySQL errors: a type combination an Arrow kernel rejects is an analysis
+    error, not a traceback; storage / server errors keep their MySQL code."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, e: BaseException | None, tb: object) -> bool:
+        if e is None or isinstance(e, SqlError) or not isinstance(e, Exception):
+            return False
+        if isinstance(e, (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError)):
+            raise analysis_error(f"Unsupported expression types: {_first_line(e)}") from e
+        if hasattr(e, "code") and hasattr(e, "message"):
+            return False
         raise analysis_error(f"Unexpected error: {type(e).__name__}: {_first_line(e)}") from e
 
 

@@ -35,7 +35,8 @@ from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_prope
 from planner.context import QueryContext, TableSource
 from planner.file_source import bind_table_functions
 from planner.olap_source import OlapTableSource, arrow_schema
-from planner.query import execute_query
+from planner.plan_cache import PlanCache
+from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, reads_data
@@ -86,6 +87,7 @@ class SessionContext:
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
         self.profiles = ProfileStore()
+        self.plans = PlanCache(lambda: self.engine.catalog.generation)
         self.compaction = CompactionManager(self.engine, self.config.be)
         self.compaction.start()  # its producer waits for the engine too
 
@@ -147,12 +149,17 @@ class Session:
         self.vars = SessionVariables(ctx.globals)
         self.warnings: list[tuple[str, int, str]] = []
         self._sql = ""  # the statement text a query profile records
+        self._key: str | None = None  # the text of a single-statement query: its plan cache key
         self._profile: QueryProfile | None = None  # set while a profiled query runs
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
+        cached = self._cached_query(sql)
+        if cached is not None:
+            return [cached]
         statements = parse(sql)
         self._sql = sql.strip()
+        self._key = sql if len(statements) == 1 else None
         if not statements:
             if sql.strip():
                 return [OkResult()]  # only comments, e.g. MariaDB's /*M!... */ that MySQL-family servers skip
@@ -245,22 +252,52 @@ class Session:
             functions=functions,
         )
 
-    def run_query(self, expression: exp.Expression) -> pa.Table:
+    def run_query(self, expression: exp.Expression, key: str | None = None) -> pa.Table:
+        """A query's rows; with `key` (the statement's text) its plan is cached when it may be reused."""
         expression, files = bind_table_functions(expression)
-        table = execute_query(expression, self.query_context(files))
+        ctx = self.query_context(files)
+        plans = self.ctx.plans if key is not None and not files else None
+        table = execute_query(expression, ctx, plans, key, self._profile.scans if self._profile else None)
+        return self._select_limit(table) if isinstance(expression, exp.Select | exp.Union) else table
+
+    def _select_limit(self, table: pa.Table) -> pa.Table:
         limit = int(self.vars.get("sql_select_limit"))
-        if limit < table.num_rows and isinstance(expression, exp.Select | exp.Union):
-            table = table.slice(0, limit)
-        return table
+        return table.slice(0, limit) if limit < table.num_rows else table
 
     def _query(self, s: st.Query) -> Result:
+        key = self._key if isinstance(s.expression, exp.Select | exp.Union) else None
+        result = self._select(lambda: self.run_query(s.expression, key))
+        assert result is not None
+        return result
+
+    def _cached_query(self, sql: str) -> Result | None:
+        """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""
+        if not self.ctx.plans.holds(sql, self.database):
+            return None
+        self._sql = sql.strip()
+        ctx = self.query_context()
+
+        def run() -> pa.Table | None:
+            table = execute_cached(sql, ctx, self.ctx.plans, self._profile.scans if self._profile else None)
+            return None if table is None else self._select_limit(table)
+
+        result = self._select(run)
+        if result is not None:
+            self.warnings = []
+        return result
+
+    def _select(self, run: Callable[[], pa.Table | None]) -> Result | None:
+        """Run a SELECT, recording a query profile when enable_profile is set (none when `run` finds
+        nothing to run and returns None)."""
         if not self.vars.flag("enable_profile"):
-            return ResultSet(self.run_query(s.expression))
+            table = run()
+            return None if table is None else ResultSet(table)
         profile = QueryProfile(new_query_id(), self.info.user, self.database or "", self._sql,
                                dt.datetime.now().replace(microsecond=0), time.perf_counter_ns())
         self._profile = profile
+        table = None
         try:
-            result = ResultSet(self.run_query(s.expression))
+            table = run()
             profile.state = "EOF"
         except Exception:
             profile.state = "ERR"
@@ -269,8 +306,9 @@ class Session:
             self._profile = None
             profile.total_ns = time.perf_counter_ns() - profile.start_ns
             profile.end = dt.datetime.now().replace(microsecond=0)
-            self.ctx.profiles.add(profile)
-        return result
+            if table is not None or profile.state == "ERR":
+                self.ctx.profiles.add(profile)
+        return None if table is None else ResultSet(table)
 
     def _show_query_profile(self, s: st.ShowQueryProfile) -> Result:
         path = s.path.strip()

@@ -32,7 +32,8 @@ from planner.physical.sort import ArrowSort
 def to_physical(plan: LogicalPlan, ctx: QueryContext) -> PhysicalOperator:
     match plan:
         case LogicalScan():
-            return ArrowTableScan(plan.source, plan.columns, plan.predicates)
+            source = plan.source if ctx.source_override is None else ctx.source_override(plan.source)
+            return ArrowTableScan(source, plan.columns, plan.predicates)
         case LogicalValues():
             return ArrowValues(plan.table)
         case LogicalFilter():

@@ -228,6 +228,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._table_cache: dict[int, OlapTable] = {}
         self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
         self._rowset_cache: dict[int, list[Rowset]] = {}
+        self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
         with self._write() as c:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
@@ -258,9 +259,16 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             else:
                 self._conn.execute("COMMIT")
             finally:
+                self._generation += 1
                 self._table_cache.clear()
                 self._tablet_cache.clear()
                 self._rowset_cache.clear()
+
+    @property
+    def generation(self) -> int | None:
+        """Changes with every write transaction (DDL, load, compaction, job progress). None when this
+        Catalog is not the only writer (read-only, caches off): its writes cannot be seen here."""
+        return self._generation if self._caching else None
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -1,0 +1,162 @@
+"""Plans of repeated SELECTs, reused while nothing they were derived from has changed.
+
+A statement's rewritten logical plan is kept under its text and current database when planning it read
+only OLAP tables and session variables: no session function (database(), user() ...), no statement time
+(now() folded into a predicate), no subquery run at bind time, no nondeterministic function. An entry is
+valid while the catalog's generation (bumped by every catalog write: DDL, loads, compaction, jobs) is the
+one it was planned at and every variable planning read still has the value it had. Each execution gets
+its own copies of the plan's table sources, so its snapshot, counters and profile are its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.bind.bind_select import BoundQuery, SelectBinder
+from planner.context import QueryContext, TableSource
+from planner.olap_source import OlapTableSource
+from planner.rewrite import rewrite
+
+# functions whose value differs per call or per row: a plan that folded one into a literal is one answer
+_NONDETERMINISTIC = frozenset({"rand", "random", "uuid", "uuid_numeric", "sleep", "last_insert_id"})
+
+
+@dataclass(frozen=True)
+class _Entry:
+    bound: BoundQuery
+    generation: int
+    reads: tuple[tuple[str, str, Any], ...]  # (scope, variable, value) planning read
+
+
+@dataclass
+class _Recording(QueryContext):
+    """The statement's context, noting what planning depended on."""
+
+    reads: dict[tuple[str, str], Any] = field(default_factory=dict)
+    tables: list[TableSource] = field(default_factory=list)
+    volatile: bool = False
+
+    def statement_time(self):  # type: ignore[override]
+        self.volatile = True  # now() / curdate() evaluated while planning
+        return super().statement_time()
+
+
+class PlanCache:
+    def __init__(self, generation: Callable[[], int | None], capacity: int = 1024) -> None:
+        self._generation = generation
+        self._capacity = capacity
+        self._entries: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def holds(self, key: Hashable, current_db: str | None) -> bool:
+        """Whether a plan is kept for `key` (valid or not): a cheap test before building a context."""
+        return (key, current_db) in self._entries
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def lookup(self, key: Hashable, ctx: QueryContext) -> BoundQuery | None:
+        """The cached plan of `key` in `ctx`'s database, if still valid."""
+        full = (key, ctx.current_db)
+        with self._lock:
+            entry = self._entries.get(full)
+        if entry is None or entry.generation != self._generation() or not _same_reads(entry, ctx):
+            return None
+        with self._lock:
+            if full in self._entries:
+                self._entries.move_to_end(full)
+            self.hits += 1
+        return entry.bound
+
+    def plan(self, key: Hashable, expression: exp.Expression, ctx: QueryContext,
+             run_subquery: Callable[[exp.Expression, QueryContext, dict | None], pa.Table]) -> BoundQuery:
+        """Plan `expression` and keep the plan under `key` if it may be reused."""
+        generation = self._generation()
+        rec = _recording(ctx)
+        ran_subquery = False
+
+        def subquery(q: exp.Expression, visible: dict | None) -> pa.Table:
+            nonlocal ran_subquery
+            ran_subquery = True
+            return run_subquery(q, rec, visible)
+
+        bound = SelectBinder(rec, subquery, None).bind_query(expression)
+        bound = BoundQuery(rewrite(bound.plan, rec), bound.names)
+        self.misses += 1
+        if generation is None or generation != self._generation() or rec.volatile or ran_subquery \
+                or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression):
+            return bound
+        entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()))
+        with self._lock:
+            self._entries[(key, ctx.current_db)] = entry
+            self._entries.move_to_end((key, ctx.current_db))
+            while len(self._entries) > self._capacity:
+                self._entries.popitem(last=False)
+        return bound
+
+
+def execution_sources(profile: list | None) -> Callable[[TableSource], TableSource]:
+    """QueryContext.source_override for a cached plan: each OLAP scan reads through its own copy (own
+    snapshot, counters, and this statement's profile)."""
+
+    def fresh(source: TableSource) -> TableSource:
+        if isinstance(source, OlapTableSource):
+            return source.for_execution(profile)
+        return source
+
+    return fresh
+
+
+def _recording(ctx: QueryContext) -> _Recording:
+    rec = _Recording(ctx.current_db, ctx.resolve_table, ctx.variables, ctx.functions, ctx.now)
+
+    def variables(scope: str, name: str) -> Any:
+        value = ctx.variables(scope, name)
+        rec.reads[(scope, name)] = value
+        return value
+
+    def resolve(db: str | None, name: str) -> TableSource:
+        source = ctx.resolve_table(db, name)
+        rec.tables.append(source)
+        return source
+
+    def function(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            rec.volatile = True
+            return fn(*args)
+        return call
+
+    rec.variables = variables
+    rec.resolve_table = resolve
+    rec.functions = {name: function(fn) for name, fn in ctx.functions.items()}
+    rec.source_override = ctx.source_override
+    return rec
+
+
+def _same_reads(entry: _Entry, ctx: QueryContext) -> bool:
+    try:
+        return all(ctx.variables(scope, name) == value for scope, name, value in entry.reads)
+    except Exception:  # noqa: BLE001 - a variable that no longer resolves: plan again (and fail there)
+        return False
+
+
+def _nondeterministic(expression: exp.Expression) -> bool:
+    for node in expression.find_all(exp.Func):
+        name = node.name if isinstance(node, exp.Anonymous) else node.sql_name()
+        if name.lower() in _NONDETERMINISTIC:
+            return True
+    return False
+

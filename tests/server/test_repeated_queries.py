@@ -1,0 +1,99 @@
+"""A repeated SELECT runs from its cached plan; through the wire it must answer exactly as a fresh plan
+would: after loads, DDL, USE, SET of variables, with profiles and sql_select_limit."""
+
+from __future__ import annotations
+
+import pymysql
+import pytest
+
+
+def _all(cur, sql: str) -> list[tuple]:
+    cur.execute(sql)
+    return [tuple(r) for r in cur.fetchall()]
+
+
+@pytest.fixture
+def t(cur) -> str:
+    cur.execute("CREATE TABLE t (k INT, v BIGINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)")
+    return "t"
+
+
+def test_repeat_after_loads_and_deletes(cur, t) -> None:
+    sql = "SELECT count(*), sum(v) FROM t WHERE k >= 2"
+    assert _all(cur, sql) == [(2, 50)]
+    assert _all(cur, sql) == [(2, 50)]
+    cur.execute("INSERT INTO t VALUES (4, 40)")
+    assert _all(cur, sql) == [(3, 90)]
+    cur.execute("DELETE FROM t WHERE k = 2")
+    assert _all(cur, sql) == [(2, 70)]
+
+
+def test_repeat_after_the_table_is_replaced(cur, t) -> None:
+    sql = "SELECT * FROM t ORDER BY k"
+    assert _all(cur, sql) == [(1, 10), (2, 20), (3, 30)]
+    cur.execute("DROP TABLE t")
+    with pytest.raises(pymysql.err.ProgrammingError) as e:
+        _all(cur, sql)
+    assert e.value.args[0] == 1146
+    cur.execute("CREATE TABLE t (k INT, s VARCHAR(10), w INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO t VALUES (7, 'x', 70)")
+    assert _all(cur, sql) == [(7, "x", 70)]
+    assert [d[0] for d in cur.description] == ["k", "s", "w"]
+
+
+def test_same_text_in_another_database(server, db, cur, t) -> None:
+    sql = "SELECT count(*) FROM t"
+    assert _all(cur, sql) == [(3,)]
+    cur.execute(f"CREATE DATABASE {db}_b")
+    try:
+        cur.execute(f"USE {db}_b")
+        cur.execute("CREATE TABLE t (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                    "PROPERTIES ('replication_num' = '1')")
+        cur.execute("INSERT INTO t VALUES (1)")
+        assert _all(cur, sql) == [(1,)]
+        cur.execute(f"USE {db}")
+        assert _all(cur, sql) == [(3,)]
+    finally:
+        cur.execute(f"DROP DATABASE {db}_b")
+
+
+def test_user_and_session_variables(cur, t) -> None:
+    sql = "SELECT v FROM t WHERE k = @x"
+    cur.execute("SET @x = 2")
+    assert _all(cur, sql) == [(20,)]
+    assert _all(cur, sql) == [(20,)]
+    cur.execute("SET @x = 3")
+    assert _all(cur, sql) == [(30,)]
+    cur.execute("SET sql_select_limit = 1")
+    assert _all(cur, "SELECT k FROM t ORDER BY k") == [(1,)]
+    cur.execute("SET sql_select_limit = DEFAULT")
+    assert _all(cur, "SELECT k FROM t ORDER BY k") == [(1,), (2,), (3,)]
+
+
+def test_a_cached_run_is_profiled(cur, t) -> None:
+    cur.execute("SET enable_profile = true")
+    sql = "SELECT k, v FROM t WHERE k = 3"
+    for _ in range(2):
+        assert _all(cur, sql) == [(3, 30)]
+    cur.execute('SHOW QUERY PROFILE "/"')
+    names = [d[0] for d in cur.description]
+    ids = [dict(zip(names, r, strict=True))["QueryId"] for r in cur.fetchall()
+           if dict(zip(names, r, strict=True))["SQL"] == sql]
+    assert len(ids) == 2 and ids[0] != ids[1]
+    for qid in ids:
+        cur.execute(f'SHOW QUERY PROFILE "/{qid}"')
+        text = "\n".join(r[0] for r in cur.fetchall())
+        assert "RowsReturned: 1" in text, text
+
+
+def test_warnings_of_the_previous_statement_are_cleared(cur, t) -> None:
+    sql = "SELECT k FROM t WHERE k = 1"
+    _all(cur, sql)
+    cur.execute("SET enable_insert_strict = false")
+    cur.execute("INSERT INTO t VALUES ('x', 1), (5, 50)")  # one row filtered: a warning
+    assert _all(cur, "SHOW WARNINGS")
+    _all(cur, sql)
+    assert _all(cur, "SHOW WARNINGS") == []
