@@ -33,36 +33,53 @@ def _normalize(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 class RowRanges:
-    __slots__ = ("starts", "ends")
+    # `_count` caches count(): index narrowing asks for it after every step, on every segment
+    __slots__ = ("starts", "ends", "_count")
 
     def __init__(self, starts: np.ndarray | list[int], ends: np.ndarray | list[int]) -> None:
         self.starts, self.ends = _normalize(np.asarray(starts), np.asarray(ends))
+        self._count: int | None = None
 
     @classmethod
-    def _trusted(cls, starts: np.ndarray, ends: np.ndarray) -> RowRanges:
+    def _trusted(cls, starts: np.ndarray, ends: np.ndarray, count: int | None = None) -> RowRanges:
+        """From arrays already sorted, disjoint and non-adjacent (skips _normalize's sort and merge)."""
         obj = cls.__new__(cls)
-        obj.starts, obj.ends = starts, ends
+        obj.starts, obj.ends, obj._count = starts, ends, count
         return obj
 
     @classmethod
     def full(cls, n: int) -> RowRanges:
-        return cls([0], [n]) if n > 0 else cls.empty()
+        return cls._trusted(np.array([0], np.int64), np.array([n], np.int64), n) if n > 0 else cls.empty()
 
     @classmethod
     def empty(cls) -> RowRanges:
-        return cls._trusted(np.empty(0, np.int64), np.empty(0, np.int64))
+        return cls._trusted(np.empty(0, np.int64), np.empty(0, np.int64), 0)
 
     @classmethod
     def from_pages(cls, page_starts: np.ndarray, page_ends: np.ndarray, keep: np.ndarray) -> RowRanges:
-        """The rows of the kept pages; adjacent kept pages merge into one range."""
-        return cls(np.asarray(page_starts)[keep], np.asarray(page_ends)[keep])
+        """The rows of the kept pages (pages contiguous and in row order, as a column's are); adjacent kept
+        pages merge into one range. Runs of kept pages come from their indexes' gaps, not a sort and merge."""
+        kept = np.flatnonzero(keep)
+        if not len(kept):
+            return cls.empty()
+        gaps = np.flatnonzero(kept[1:] != kept[:-1] + 1)  # a run ends where the next kept page is not adjacent
+        first = np.empty(len(gaps) + 1, np.intp)
+        first[0] = kept[0]
+        first[1:] = kept[gaps + 1]
+        last = np.empty(len(gaps) + 1, np.intp)
+        last[-1] = kept[-1]
+        last[:-1] = kept[gaps]
+        return cls._trusted(np.asarray(page_starts, np.int64)[first], np.asarray(page_ends, np.int64)[last])
 
     @property
     def is_empty(self) -> bool:
         return len(self.starts) == 0
 
     def count(self) -> int:
-        return int((self.ends - self.starts).sum())
+        n = self._count
+        if n is None:
+            n = self._count = int((self.ends - self.starts).sum())
+        return n
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -85,6 +102,12 @@ class RowRanges:
         a_s, a_e, b_s, b_e = self.starts, self.ends, other.starts, other.ends
         if len(a_s) == 0 or len(b_s) == 0:
             return RowRanges.empty()
+        # one side a single range (the whole segment, a key range): the other side's ranges within it, clipped
+        # at its ends; cheaper than the general pairing below and usually just `other` itself
+        if len(a_s) == 1:
+            return other._within(int(a_s[0]), int(a_e[0]))
+        if len(b_s) == 1:
+            return self._within(int(b_s[0]), int(b_e[0]))
         # for each range of a, the run of b ranges overlapping it is b[first:last]
         first = np.searchsorted(b_e, a_s, side="right")
         last = np.searchsorted(b_s, a_e, side="left")
@@ -98,6 +121,20 @@ class RowRanges:
         starts = np.maximum(a_s[a_idx], b_s[b_idx])
         ends = np.minimum(a_e[a_idx], b_e[b_idx])
         return RowRanges(starts, ends)
+
+    def _within(self, lo: int, hi: int) -> RowRanges:
+        """These ranges cut to [lo, hi)."""
+        starts, ends = self.starts, self.ends
+        if lo <= starts[0] and ends[-1] <= hi:
+            return self
+        i = int(np.searchsorted(ends, lo, side="right"))
+        j = int(np.searchsorted(starts, hi, side="left"))
+        if i >= j:
+            return RowRanges.empty()
+        starts, ends = starts[i:j].copy(), ends[i:j].copy()
+        starts[0] = max(starts[0], lo)
+        ends[-1] = min(ends[-1], hi)
+        return RowRanges._trusted(starts, ends)
 
     def clip(self, n: int) -> RowRanges:
         return self.intersect(RowRanges.full(n))

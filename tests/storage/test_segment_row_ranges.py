@@ -41,11 +41,29 @@ def test_set_algebra_matches_python_sets() -> None:
         assert a.clip(250).count() == len({i for i in as_set(a) if i < 250})
 
 
+def test_intersect_with_one_range_matches_python_sets() -> None:
+    """The single-range fast path (whole segment, key range): clipped at both ends, the other side
+    returned as is when it lies within, count() cached consistently."""
+    rng = np.random.default_rng(1)
+    for _ in range(500):
+        a = random_ranges(rng)
+        lo = int(rng.integers(0, 560))
+        one = RowRanges([lo], [lo + int(rng.integers(1, 200))])
+        for r in (a.intersect(one), one.intersect(a)):
+            assert as_set(r) == as_set(a) & as_set(one)
+            assert r.count() == len(as_set(r))
+            assert np.all(r.starts[1:] > r.ends[:-1]) and np.all(r.ends > r.starts)
+        assert RowRanges.full(600).intersect(a) is a or a.is_empty
+
+
 def test_from_pages_and_overlaps() -> None:
     starts = np.array([0, 100, 200, 300])
     ends = np.array([100, 200, 300, 350])
     r = RowRanges.from_pages(starts, ends, np.array([True, True, False, True]))
     assert list(r) == [(0, 200), (300, 350)]
+    for keep in np.array(np.meshgrid(*[[False, True]] * 4)).T.reshape(-1, 4):
+        got = RowRanges.from_pages(starts, ends, keep)
+        assert got == RowRanges(starts[keep], ends[keep])  # the diff-based runs equal the sort-and-merge
     probe = RowRanges([150, 299], [151, 301])
     assert probe.overlaps(starts, ends).tolist() == [False, True, True, True]
     assert RowRanges.empty().overlaps(starts, ends).tolist() == [False] * 4
