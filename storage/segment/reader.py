@@ -266,7 +266,8 @@ class SegmentReader:
 
     def may_contain(self, predicates: Sequence[ColumnPredicate]) -> bool:
         """False when a segment zone map rules out one of `predicates` for every row."""
-        return all(self._zone_map_index(p.column).may_match(p)[0] for p in predicates if p.column in self._columns)
+        columns = self._columns
+        return all(self._zone_map_index(p.column).segment_may_match(p) for p in predicates if p.column in columns)
 
     def row_ranges(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None = None) -> RowRanges:
         """A superset of the rows satisfying the AND of `predicates` (callers still filter exactly)."""
@@ -277,7 +278,8 @@ class SegmentReader:
         """Index narrowing: row ranges (short key, zone maps, bloom filters), then, when a bitmap index
         applies, the exact row ids within them and the predicates those ids answer exactly."""
         ranges = RowRanges.full(self.num_rows)
-        preds = [p for p in predicates if p.column in self._columns]
+        columns = self._columns
+        preds = [p for p in predicates if p.column in columns]
         if not preds:
             return ranges, None, []
         sk = self._short_key_index()
@@ -289,24 +291,23 @@ class SegmentReader:
                     stats.rows_key_range_filtered += ranges.count() - narrowed.count()
                 ranges = narrowed
         before = ranges.count()
-        matches = []
-        for p in preds:  # segment-level zone maps first: one comparison can drop everything
-            if ranges.is_empty:
-                break
-            match = self._zone_map_index(p.column).may_match(p)
-            if not match[0]:
+        if not ranges.is_empty:
+            # segment-level zone maps first: one comparison can drop everything
+            zone_maps = [self._zone_map_index(p.column) for p in preds]
+            if not all(zm.segment_may_match(p) for zm, p in zip(zone_maps, preds, strict=True)):
                 ranges = RowRanges.empty()
-            matches.append((p, match))
-        for p, match in matches:
-            if ranges.is_empty:
-                break
-            keep = match[1:]
-            if not keep.all():
-                ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
+            for zm, p in zip(zone_maps, preds, strict=True):
+                if ranges.is_empty:
+                    break
+                keep = zm.may_match(p)[1:]
+                if not keep.all():
+                    ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
         if stats is not None:
             stats.rows_stats_filtered += before - ranges.count()
-        indexed = [self._meta(p.column) for p in preds]
-        if not ranges.is_empty and any(m.bloom_filter is not None for m in indexed):
+        if ranges.is_empty:
+            return ranges, None, []
+        indexed = [columns[p.column] for p in preds]
+        if any(m.bloom_filter is not None for m in indexed):
             before = ranges.count()
             ranges = self._bloom_filter_ranges(preds, ranges)
             if stats is not None:

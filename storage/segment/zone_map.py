@@ -8,6 +8,7 @@ semantics the caller's exact filter uses. A float page holding NaN gets [-inf, +
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,21 @@ def to_scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar | None:
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
     return s if same is True else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_scalars(arrow_type: pa.DataType, values: tuple, kinds: tuple) -> tuple[pa.Scalar | None, ...]:
+    return tuple(to_scalar(v, arrow_type) for v in values)
+
+
+def probe_scalars(values: tuple, arrow_type: pa.DataType) -> tuple[pa.Scalar | None, ...]:
+    """to_scalar of each value, memoised: a scan converts the same predicate values for every segment.
+    The key carries the values' Python types, since 1, 1.0 and True are equal (and hash alike) yet need
+    not convert alike."""
+    try:
+        return _cached_scalars(arrow_type, values, tuple(map(type, values)))
+    except TypeError:  # an unhashable value
+        return tuple(to_scalar(v, arrow_type) for v in values)
 
 
 def build_zone_maps(arr: pa.Array, bounds: np.ndarray) -> pa.RecordBatch:
@@ -89,6 +105,7 @@ def encode_zone_map_page(batch: pa.RecordBatch) -> bytes:
     return build_page(PageEncoding.INDEX, batch.num_rows, sink.getvalue().to_pybytes())
 
 
+_COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN})
 _NUMPY_OPS = {pc.less: np.less, pc.less_equal: np.less_equal, pc.greater: np.greater,
               pc.greater_equal: np.greater_equal, pc.equal: np.equal}
 
@@ -122,6 +139,15 @@ class ZoneMapIndex:
         self.has_not_null = batch.column("has_not_null").to_numpy().astype(bool)
         self._np_mins = _as_numpy(self.mins)
         self._np_maxs = _as_numpy(self.maxs)
+        # the segment's row as Python values: the per-query segment check is then a couple of Python
+        # comparisons (same order as the numpy path: ints, floats and str compare alike in both)
+        self._segment_bounds = (None if self._np_mins is None or not len(self._np_mins)
+                                else (self._np_mins[0].item() if hasattr(self._np_mins[0], "item")
+                                      else self._np_mins[0],
+                                      self._np_maxs[0].item() if hasattr(self._np_maxs[0], "item")
+                                      else self._np_maxs[0]))
+        self._segment_has_null = bool(self.has_null[0]) if len(self.has_null) else False
+        self._segment_has_not_null = bool(self.has_not_null[0]) if len(self.has_not_null) else False
 
     @property
     def segment(self) -> ZoneMap:
@@ -130,7 +156,6 @@ class ZoneMapIndex:
 
     def may_match(self, pred: ColumnPredicate) -> np.ndarray:
         """Per row (segment, then pages): False when no row there can satisfy `pred`."""
-        everything = np.ones(len(self.has_null), dtype=bool)
         op = pred.op
         if op == Op.IS_NULL:
             return self.has_null.copy()
@@ -138,16 +163,55 @@ class ZoneMapIndex:
             return self.has_not_null.copy()
         values = pred.values
         if op in (Op.IN, Op.NOT_IN) and not values:
-            return ~everything if op == Op.IN else self.has_not_null.copy()
-        scalars = [to_scalar(v, self.type) for v in values]
+            return np.zeros(len(self.has_null), bool) if op == Op.IN else self.has_not_null.copy()
+        scalars = probe_scalars(values, self.type)
         if not scalars or any(s is None for s in scalars):
-            return everything
+            return np.ones(len(self.has_null), bool)
         if op == Op.IN and len(scalars) > MAX_IN_VALUES:
             lo = min(scalars, key=lambda s: s.as_py())
             hi = max(scalars, key=lambda s: s.as_py())
             return self.has_not_null & self._ge_min(hi) & self._le_max(lo)
-        mask = self._compare(op, scalars)
-        return self.has_not_null & mask if mask is not None else everything
+        mask = self._compare(op, list(scalars))
+        return self.has_not_null & mask if mask is not None else np.ones(len(self.has_null), bool)
+
+    def segment_may_match(self, pred: ColumnPredicate) -> bool:
+        """may_match(pred)[0] (the whole segment) without building per-page arrays: run per segment per
+        query, it is most of the cost of a scan that zone maps or a key range answer."""
+        bounds = self._segment_bounds
+        if bounds is None:
+            return bool(self.may_match(pred)[0])
+        op = pred.op
+        if op == Op.IS_NULL:
+            return self._segment_has_null
+        if op == Op.IS_NOT_NULL:
+            return self._segment_has_not_null
+        values = pred.values
+        if op in (Op.IN, Op.NOT_IN) and not values:
+            return False if op == Op.IN else self._segment_has_not_null
+        scalars = probe_scalars(values, self.type)
+        if not scalars or any(s is None for s in scalars):
+            return True
+        if not self._segment_has_not_null:
+            return op not in _COMPARISONS  # an all-NULL segment: only an unknown operator keeps it
+        lo, hi = bounds
+        vs = [s.as_py() for s in scalars]
+        if op == Op.EQ:
+            return bool(lo <= vs[0] <= hi)
+        if op == Op.LT:
+            return bool(lo < vs[0])
+        if op == Op.LE:
+            return bool(lo <= vs[0])
+        if op == Op.GT:
+            return bool(hi > vs[0])
+        if op == Op.GE:
+            return bool(hi >= vs[0])
+        if op == Op.IN:
+            if len(vs) > MAX_IN_VALUES:
+                return bool(lo <= max(vs) and hi >= min(vs))
+            return any(lo <= v <= hi for v in vs)
+        if op in (Op.NE, Op.NOT_IN):
+            return not any(lo == v and hi == v for v in vs)
+        return True
 
     def _cmp(self, fn, arr: pa.Array, s: pa.Scalar) -> np.ndarray:
         fast = self._np_mins if arr is self.mins else self._np_maxs if arr is self.maxs else None

@@ -331,3 +331,13 @@ def test_zone_map_numpy_path_equals_pyarrow(tmp_path: Path, arrow_type: pa.DataT
     preds += [P("c", Op.IN, tuple(probes[:3])), P("c", Op.NOT_IN, tuple(probes[-2:]))]
     for p in preds:
         assert fast.may_match(p).tolist() == slow.may_match(p).tolist(), p
+    # the per-segment check on Python bounds answers as the arrays' segment row, also for segments of one
+    # page (all NULL, a single value: NE can drop it, NaN bounds)
+    preds += [P("c", Op.IS_NULL), P("c", Op.IS_NOT_NULL), P("c", Op.IN, ()), P("c", Op.NOT_IN, ()),
+              P("c", Op.IN, tuple(probes) * 40)]  # past MAX_IN_VALUES: pruned by the list's min and max
+    for page in [flat] + values:
+        one = build_zone_maps(pa.array(page, arrow_type), np.array([0, len(page)]))
+        _, body = read_page(memoryview(encode_zone_map_page(one)), "zm")
+        zm = ZoneMapIndex(body, arrow_type, 1)
+        for p in preds:
+            assert zm.segment_may_match(p) == bool(zm.may_match(p)[0]), (page, p)
