@@ -49,6 +49,8 @@ _C1 = np.uint64(0x87C37B91114253D5)
 _C2 = np.uint64(0x4CF5AD432745937F)
 _LONG_STRING_BLOCKS = 32  # strings over 512 bytes go to mmh3 one by one
 _INDEX_HEAD = struct.Struct("<II")
+_WORD_INDEXES = np.arange(BITS_SET_PER_BLOCK)
+_PROBE_PAIRS = 1 << 16  # (value, page) pairs a filter probe tests per numpy step
 
 
 # ---------------------------------------------------------------------------------------- hashing
@@ -289,15 +291,20 @@ class BloomFilterIndexWriter:
 
 
 @functools.lru_cache(maxsize=256)
-def _probe_hashes(arrow_type: pa.DataType, values: tuple) -> np.ndarray | None:
-    """The hashes of a predicate's values in the column's type (None when one does not convert exactly);
-    memoised: a scan probes the same values against every segment's filters."""
+def _probe_bits(arrow_type: pa.DataType, values: tuple, kinds: tuple) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per distinct value of a predicate, in the column's type: the high 32 bits of its hash (which pick the
+    block) and the 8 word masks (from the low 32 bits); None when one value does not convert exactly.
+    Memoised (keyed with the values' Python types: 1 and 1.0 hash alike yet need not convert alike): a scan
+    probes the same values against every segment's filters."""
     scalars = [to_scalar(v, arrow_type) for v in values]
     if any(s is None for s in scalars):
         return None
-    out = hash64(pa.array([s.as_py() for s in scalars], type=arrow_type))
-    out.flags.writeable = False
-    return out
+    hashes = np.unique(hash64(pa.array([s.as_py() for s in scalars], type=arrow_type)))
+    _, masks = _block_and_masks(hashes, 1)
+    high = hashes >> np.uint64(32)
+    high.flags.writeable = False
+    masks.flags.writeable = False
+    return high, masks
 
 
 class BloomFilterIndexReader:
@@ -353,16 +360,25 @@ class BloomFilterIndexReader:
         values = [v for v in pred.values if v is not None]  # `= NULL` / `IN (NULL)` match nothing
         if not values:
             return ~everything
-        hashes = _probe_hashes(self.type, tuple(values))
-        if hashes is None:
+        values = tuple(values)
+        try:
+            bits = _probe_bits(self.type, values, tuple(map(type, values)))
+        except TypeError:  # an unhashable value: not memoised
+            bits = _probe_bits.__wrapped__(self.type, values, ())
+        if bits is None:
             return everything  # a value the column cannot hold exactly: leave the decision to the filter
-        out = np.zeros(self.num_pages, bool)
-        for h in hashes.tolist():  # one iteration per probed value, each over every page
-            _, masks = _block_and_masks(np.array([h], np.uint64), 1)  # the bits depend on the low half only
-            blocks = ((np.uint64(h) >> np.uint64(32)) & self._block_masks).astype(np.int64)
-            words = self._words[(self._word_offsets + blocks * 8)[:, None] + np.arange(8)]
-            out |= ((words & masks) == masks).all(axis=1)
-        return out
+        high, masks = bits
+        # (value, page) pairs at once, a bounded number per step (a long IN list against thousands of pages):
+        # the block of each value in each page's filter, its 8 words against the value's masks
+        out = None
+        step = max(1, _PROBE_PAIRS // max(1, self.num_pages))
+        for i in range(0, len(high), step):
+            h, m = high[i:i + step], masks[i:i + step]
+            blocks = (h[:, None] & self._block_masks[None, :]).astype(np.int64)
+            words = self._words[(self._word_offsets[None, :] + blocks * 8)[:, :, None] + _WORD_INDEXES]
+            hit = ((words & m[:, None, :]) == m[:, None, :]).all(axis=2).any(axis=0)
+            out = hit if out is None else out | hit
+        return out if out is not None else ~everything
 
     def pages(self, pred: ColumnPredicate) -> np.ndarray:
         """Indexes of the pages that may hold a row satisfying `pred`."""
