@@ -17,6 +17,8 @@ tell which dictionary page a value falls in, the first ordinals which bitmap pag
 from __future__ import annotations
 
 import array
+import bisect
+import functools
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ from storage.errors import CorruptDataError, StorageError
 from storage.predicate import ColumnPredicate, Op
 from storage.segment.format import PagePointer
 from storage.segment.page import PageEncoding, build_page, read_page
-from storage.segment.zone_map import to_scalar
+from storage.segment.zone_map import probe_scalars, to_scalar
 
 PAGE_BYTES = 64 * 1024  # target size of a dictionary or bitmap page, like data pages
 _META = struct.Struct("<QQIII")
@@ -169,6 +171,15 @@ def encode_bitmap_index(arr: pa.Array | pa.ChunkedArray, start: int = 0) -> tupl
     return b"".join(parts), meta
 
 
+@functools.lru_cache(maxsize=1024)
+def _probe_value(arrow_type: pa.DataType, value: Any, kind: type) -> Any:
+    """`value` in the numpy form BitmapIndexReader._np gives the column's values; None if the column type
+    cannot hold it exactly. Memoised (keyed with the Python type: 1, 1.0 and True hash alike): a scan probes
+    the same value on every segment."""
+    s = to_scalar(value, arrow_type)
+    return None if s is None else pa.array([s.as_py()], arrow_type).to_numpy(zero_copy_only=False)[0]
+
+
 @dataclass(frozen=True)
 class _Pages:
     first: np.ndarray  # first ordinal of each page
@@ -213,6 +224,7 @@ class BitmapIndexReader:
         if len(self.null_bitmap) and self.null_bitmap.max() >= self.num_rows:
             raise self._corrupt("null bitmap beyond the segment")
         self._first_values = self._np(first_values)
+        self._bitmap_first: list[int] = self._bitmap_pages.first.tolist()  # for bisect (no numpy per lookup)
         self._dict_cache: dict[int, np.ndarray] = {}
         self._bitmap_cache: dict[int, list[BitMap]] = {}
 
@@ -285,8 +297,23 @@ class BitmapIndexReader:
 
     def bitmap(self, ordinal: int) -> BitMap:
         """Rows holding the dictionary's `ordinal`-th value."""
-        i = int(np.searchsorted(self._bitmap_pages.first, ordinal, side="right")) - 1
-        return self._bitmap_page(i)[ordinal - int(self._bitmap_pages.first[i])]
+        i = bisect.bisect_right(self._bitmap_first, ordinal) - 1
+        return self._bitmap_page(i)[ordinal - self._bitmap_first[i]]
+
+    def _bitmaps(self, lo: int, hi: int) -> list[BitMap]:
+        """The bitmaps of ordinals [lo, hi): slices of the (cached) bitmap pages, one lookup per page
+        rather than one per ordinal (a range predicate unions many values on every segment)."""
+        first = self._bitmap_first
+        i = bisect.bisect_right(first, lo) - 1
+        out: list[BitMap] = []
+        while lo < hi:
+            page = self._bitmap_page(i)
+            base = first[i]
+            end = min(hi, base + len(page))
+            out.extend(page[lo - base:end - base])
+            lo = end
+            i += 1
+        return out
 
     def _union(self, lo: int, hi: int) -> BitMap:
         """Rows whose value's ordinal is in [lo, hi); the complement side when that is the shorter list."""
@@ -294,7 +321,9 @@ class BitmapIndexReader:
             return BitMap()
         if hi - lo > self.num_values // 2 + 1:
             return self.not_null_rows() - self._union(0, lo) - self._union(hi, self.num_values)
-        return BitMap.union(*(self.bitmap(o) for o in range(lo, hi)))
+        if hi - lo == 1:
+            return self.bitmap(lo)
+        return BitMap.union(*self._bitmaps(lo, hi))
 
     def not_null_rows(self) -> BitMap:
         rows = BitMap(range(self.num_rows))
@@ -312,8 +341,7 @@ class BitmapIndexReader:
 
     def _probe(self, value: Any) -> Any:
         """`value` as the column type, in the dictionary's numpy form; None if not representable."""
-        s = to_scalar(value, self.type)
-        return None if s is None else self._np(pa.array([s.as_py()], self.type))[0]
+        return _probe_value(self.type, value, type(value))
 
     def _eq(self, value: Any) -> BitMap:
         lo = self._bound(value, "left")
@@ -327,7 +355,8 @@ class BitmapIndexReader:
 
     def can_evaluate(self, pred: ColumnPredicate) -> bool:
         """True when `rows(pred)` is exact: every value is representable in the column type."""
-        return all(v is None or to_scalar(v, self.type) is not None for v in pred.values)
+        return all(s is not None or v is None
+                   for v, s in zip(pred.values, probe_scalars(pred.values, self.type), strict=True))
 
     def rows(self, pred: ColumnPredicate) -> BitMap:
         """Row ids satisfying `pred` (SQL semantics: NULL rows satisfy only IS NULL). A value the column
