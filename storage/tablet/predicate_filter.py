@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,36 @@ def _scalar(value: Any, arrow_type: pa.DataType) -> Any:
             return value
 
 
+@functools.lru_cache(maxsize=1024)
+def _cached_scalar(value: Any, kind: type, arrow_type: pa.DataType) -> Any:
+    return _scalar(value, arrow_type)
+
+
+def _column_scalar(value: Any, arrow_type: pa.DataType) -> Any:
+    """_scalar, memoised (keyed with the value's Python type: 1, 1.0 and True hash alike yet convert
+    differently): a scan converts the same literal for every segment it filters."""
+    try:
+        return _cached_scalar(value, type(value), arrow_type)
+    except TypeError:  # unhashable
+        return _scalar(value, arrow_type)
+
+
+def _numpy_compare(col: pa.Array | pa.ChunkedArray, op: Op, s: Any) -> np.ndarray | None:
+    """The comparison in numpy for a null-free integer or float column and a literal of its own type (the
+    common pushed-down `col = 5`): the same answer as the pyarrow kernel, without its fill_null/to_numpy
+    round trip per segment. None when the fast path does not apply."""
+    if not isinstance(s, pa.Scalar) or s.type != col.type or col.null_count:
+        return None
+    t = col.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return None
+    if isinstance(col, pa.ChunkedArray):
+        if col.num_chunks != 1:
+            return None
+        col = col.chunk(0)
+    return _NUMPY_COMPARE[op](col.to_numpy(zero_copy_only=True), s.as_py())
+
+
 def _value_set(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     try:
         return pa.array(values, type=arrow_type)
@@ -32,14 +63,21 @@ def _value_set(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
 
 _COMPARE = {Op.EQ: pc.equal, Op.NE: pc.not_equal, Op.LT: pc.less, Op.LE: pc.less_equal,
             Op.GT: pc.greater, Op.GE: pc.greater_equal}
+_NUMPY_COMPARE = {Op.EQ: np.equal, Op.NE: np.not_equal, Op.LT: np.less, Op.LE: np.less_equal,
+                  Op.GT: np.greater, Op.GE: np.greater_equal}
 
 
 def predicate_mask(table: pa.Table, predicates: Sequence[ColumnPredicate]) -> np.ndarray:
     """Rows of `table` satisfying every predicate (columns matched case-insensitively)."""
-    mask = np.ones(table.num_rows, dtype=bool)
+    mask = None
     by_lower = {name.lower(): name for name in table.column_names}
     for p in predicates:
         col = table.column(by_lower[p.column.lower()])
+        if p.op in _NUMPY_COMPARE and p.values and p.value is not None:
+            fast = _numpy_compare(col, p.op, _column_scalar(p.value, col.type))
+            if fast is not None:
+                mask = fast if mask is None else mask & fast
+                continue
         if p.op is Op.IS_NULL:
             m = pc.is_null(col)
         elif p.op is Op.IS_NOT_NULL:
@@ -58,6 +96,7 @@ def predicate_mask(table: pa.Table, predicates: Sequence[ColumnPredicate]) -> np
             if p.value is None:
                 m = pc.and_(pc.is_valid(col), pc.invert(pc.is_valid(col)))
             else:
-                m = _COMPARE[p.op](col, _scalar(p.value, col.type))
-        mask &= pc.fill_null(m, False).to_numpy(zero_copy_only=False)
-    return mask
+                m = _COMPARE[p.op](col, _column_scalar(p.value, col.type))
+        m = pc.fill_null(m, False).to_numpy(zero_copy_only=False)
+        mask = m if mask is None else mask & m
+    return np.ones(table.num_rows, dtype=bool) if mask is None else mask
