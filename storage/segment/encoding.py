@@ -305,6 +305,20 @@ def make_encoder(arr: pa.Array) -> ColumnEncoder:
 # ---------------------------------------------------------------------------------------------- reading
 
 
+_POOL_MIN_BYTES = 256 * 1024
+
+
+def _output(shape: int | tuple[int, int], dtype: np.dtype | type) -> np.ndarray:
+    """A decoder's output array. Large ones come from Arrow's memory pool (mimalloc / jemalloc), which keeps
+    freed memory for the next scan: glibc returns multi-MB blocks freed on the main thread to the OS, and
+    every query then page-faults its output arrays in afresh."""
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    if count * dt.itemsize < _POOL_MIN_BYTES:
+        return np.empty(shape, dt)
+    return np.frombuffer(pa.allocate_buffer(count * dt.itemsize), dt).reshape(shape)
+
+
 class ColumnDecoder(ABC):
     """Receives a column's selected pages in row order and builds one Arrow array (or chunked array)."""
 
@@ -355,7 +369,7 @@ class ColumnDecoder(ABC):
 class IntColumnDecoder(ColumnDecoder):
     def __init__(self, arrow_type: pa.DataType, total_rows: int) -> None:
         super().__init__(arrow_type, total_rows)
-        self.out = np.empty(total_rows, dtype=_int_dtype(arrow_type))
+        self.out = _output(total_rows, _int_dtype(arrow_type))
 
     def _add_values(self, h, body, start, row, n) -> None:
         decode_ints(h, body, start, self.out[row:row + n])
@@ -372,7 +386,7 @@ class IntColumnDecoder(ColumnDecoder):
 class FloatColumnDecoder(ColumnDecoder):
     def __init__(self, arrow_type: pa.DataType, total_rows: int) -> None:
         super().__init__(arrow_type, total_rows)
-        self.out = np.empty(total_rows, dtype=np.dtype(arrow_type.to_pandas_dtype()))
+        self.out = _output(total_rows, np.dtype(arrow_type.to_pandas_dtype()))
 
     def _add_values(self, h, body, start, row, n) -> None:
         try:
@@ -388,7 +402,7 @@ class FloatColumnDecoder(ColumnDecoder):
 class DecimalColumnDecoder(ColumnDecoder):
     def __init__(self, arrow_type: pa.DataType, total_rows: int) -> None:
         super().__init__(arrow_type, total_rows)
-        self.out = np.empty((total_rows, 2), dtype=np.int64)
+        self.out = _output((total_rows, 2), np.int64)
 
     def _add_values(self, h, body, start, row, n) -> None:
         page = self.out[row:row + n]
@@ -422,7 +436,7 @@ def decode_binary(h: PageHeader, body: bytes | memoryview, start: int, lengths: 
 class BinaryColumnDecoder(ColumnDecoder):
     def __init__(self, arrow_type: pa.DataType, total_rows: int) -> None:
         super().__init__(arrow_type, total_rows)
-        self.lengths = np.empty(total_rows, dtype=np.int32)
+        self.lengths = _output(total_rows, np.int32)
         self.parts: list[memoryview] = []
         self.part_rows: list[int] = []
 
@@ -456,7 +470,7 @@ class BinaryColumnDecoder(ColumnDecoder):
 class DictColumnDecoder(IntColumnDecoder):
     def __init__(self, arrow_type: pa.DataType, total_rows: int, dictionary: pa.Array) -> None:
         ColumnDecoder.__init__(self, arrow_type, total_rows)
-        self.out = np.empty(total_rows, dtype=np.int32)
+        self.out = _output(total_rows, np.int32)
         self.dictionary = dictionary
 
     def _finish(self) -> pa.Array:
