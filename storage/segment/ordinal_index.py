@@ -54,6 +54,16 @@ class OrdinalIndex:
         # computed once per loaded index: every scan of the segment maps its pages' row spans
         return np.append(self.first_rows[1:], self.num_rows)
 
+    @cached_property
+    def page_rows(self) -> np.ndarray:
+        return self.page_ends - self.first_rows
+
+    @cached_property
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        """(offsets, sizes, row counts) per page as Python ints: reading a handful of pages (a point lookup,
+        a bloom filter's survivors) then needs no numpy call per page."""
+        return self.offsets.tolist(), self.sizes.tolist(), self.page_rows.tolist()
+
     def pages_for(self, ranges: RowRanges) -> np.ndarray:
         """Indexes of the pages holding at least one row of `ranges`."""
         return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))

@@ -108,6 +108,8 @@ class SegmentReader:
         self._short_key: ShortKeyIndex | None = None
         self._bloom_filters: dict[str, BloomFilterIndexReader] = {}
         self._bitmap_indexes: dict[str, BitmapIndexReader] = {}
+        self._outputs: dict[tuple[str, ...], tuple[pa.Schema, pa.Table]] = {}
+        self._types: dict[str, pa.DataType] = {f.name: f.type for f in self.schema}
 
     # ------------------------------------------------------------------ index loading
 
@@ -336,14 +338,13 @@ class SegmentReader:
         materialisation: the index-surviving rows (exact bitmap row ids are taken as they are, and the
         predicates they answer are not evaluated again) have their predicate columns read and filtered
         first; the other columns are read only from the pages that still hold surviving rows."""
-        fields = [self.schema.field(self._meta(c).name) for c in columns]
-        schema = pa.schema(fields, metadata=self.schema.metadata)
+        schema, empty = self._output(columns)
         ranges, ids, answered = narrowed if narrowed is not None else self.narrow(predicates, stats)
-        todo = [p for p in exact if not any(p is a for a in answered)]
+        todo = [p for p in exact if not any(p is a for a in answered)] if answered else exact
         n = len(ids) if ids is not None else ranges.count()
         stats.raw_rows_read += n
         if n == 0:
-            return schema.empty_table()
+            return empty
         pred_cols = list(dict.fromkeys(p.column for p in todo))
         got: dict[str, pa.Array | pa.ChunkedArray] = {}
         if pred_cols:
@@ -352,7 +353,7 @@ class SegmentReader:
             kept = int(np.count_nonzero(mask))
             stats.rows_vector_pred_filtered += n - kept
             if kept == 0:
-                return schema.empty_table()
+                return empty
             if kept < n:
                 pos = np.flatnonzero(mask)
                 ids = ids[pos] if ids is not None else ranges.rows_at(pos)
@@ -366,22 +367,34 @@ class SegmentReader:
             got.update(zip(rest, self._read_columns(rest, ranges, ids, stats), strict=True))
         return pa.Table.from_arrays([got[c] for c in columns], schema=schema)
 
+    def _output(self, columns: Sequence[str]) -> tuple[pa.Schema, pa.Table]:
+        """The schema of a scan of `columns` and its empty table, built once per column list: most segments
+        a selective scan visits return nothing, and building either costs several us (empty_table ~12)."""
+        key = tuple(columns)
+        got = self._outputs.get(key)
+        if got is None:
+            fields = [self.schema.field(self._meta(c).name) for c in columns]
+            schema = pa.schema(fields, metadata=self.schema.metadata)
+            if len(self._outputs) >= 64:  # bounded: a reader lives long in the shared cache
+                self._outputs.clear()
+            got = self._outputs[key] = (schema, schema.empty_table())
+        return got
+
     def _read_columns(self, columns: Sequence[str], ranges: RowRanges, ids: np.ndarray | None,
                       stats: ScanStats) -> list:
         """Columns for the rows `ids` (sorted) when given, else for `ranges`."""
         total = len(ids) if ids is not None else ranges.count()
-        col_stats = [ScanStats() for _ in columns]
         if ids is not None:
             fn, arg = self._read_column_rows, ids
         else:
             fn, arg = self._read_column, ranges
         if len(columns) > 1 and total >= _PARALLEL_MIN_ROWS:
+            col_stats = [ScanStats() for _ in columns]  # one per thread, added up after
             arrays = list(_POOL.map(fn, columns, [arg] * len(columns), col_stats))
-        else:
-            arrays = [fn(c, arg, s) for c, s in zip(columns, col_stats, strict=True)]
-        for s in col_stats:
-            stats.merge(s)
-        return arrays
+            for s in col_stats:
+                stats.merge(s)
+            return arrays
+        return [fn(c, arg, stats) for c in columns]
 
     def read(self, columns: Sequence[str], row_ranges: RowRanges | None = None,
              stats: ScanStats | None = None) -> pa.Table:
@@ -410,35 +423,21 @@ class SegmentReader:
                       ) -> tuple[pa.Array | pa.ChunkedArray, np.ndarray, np.ndarray]:
         """Pages `pages` (ascending; None = all) of `column` decoded back to back, with their first rows
         and row counts."""
-        arrow_type = self.schema.field(self._meta(column).name).type
-        where = f"{self.name} (column {column})"
         oi = self._ordinal_index(column)
         dictionary = self._dictionary(column)
         if pages is None:
             pages = np.arange(oi.num_pages)
-        page_starts = oi.first_rows[pages]
-        page_rows = oi.page_ends[pages] - page_starts
-        offsets = oi.offsets[pages]
-        sizes = oi.sizes[pages]
-        decoder = make_decoder(arrow_type, int(page_rows.sum()), dictionary)
-        # one read per run of consecutive pages, cut every ~_READ_BYTES: one huge read of a big segment's
-        # column costs fresh memory (page faults) that smaller reads reuse; 2x on a 5M-row column
-        if len(pages) == 1:  # a point lookup's usual case: no run arithmetic
-            bounds = [0, 1]
+            page_starts, page_rows = oi.first_rows, oi.page_rows
         else:
-            run_breaks = np.flatnonzero(np.diff(pages) != 1) + 1
-            if int(sizes.sum()) > _READ_BYTES:
-                chunk = (np.cumsum(sizes) - sizes) // _READ_BYTES
-                run_breaks = np.union1d(run_breaks, np.flatnonzero(np.diff(chunk) != 0) + 1)
-            bounds = [0, *run_breaks.tolist(), len(pages)]
+            page_starts, page_rows = oi.first_rows[pages], oi.page_rows[pages]
+        decoder = make_decoder(self._types[column], int(page_rows.sum()), dictionary)
+        where = f"{self.name} (column {column})"
         fd = _open_fd(self._file)
         try:
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-                start = int(offsets[lo])
-                buf = memoryview(_pread(fd, start, int(offsets[hi - 1] + sizes[hi - 1]) - start))
+            for start, end, parts in self._read_runs(oi, pages):
+                buf = memoryview(_pread(fd, start, end - start))
                 stats.bytes_read += len(buf)
-                for off, size, rows in zip((offsets[lo:hi] - start).tolist(), sizes[lo:hi].tolist(),
-                                           page_rows[lo:hi].tolist(), strict=True):
+                for off, size, rows in parts:
                     header, body = read_page(buf[off:off + size], where)
                     if header.num_rows != rows:
                         raise CorruptDataError(f"corrupt segment {where}: page row count mismatch")
@@ -455,6 +454,39 @@ class SegmentReader:
         except CorruptDataError as e:
             raise CorruptDataError(f"corrupt segment {where}: {e.message}") from e
         return arr, page_starts, page_rows
+
+    @staticmethod
+    def _read_runs(oi: OrdinalIndex, pages: np.ndarray) -> list[tuple[int, int, list[tuple[int, int, int]]]]:
+        """One read per run of consecutive pages, cut every ~_READ_BYTES (one huge read of a big segment's
+        column costs fresh memory that smaller reads reuse; 2x on a 5M-row column): (file start, file end,
+        [(offset in the read, size, rows) per page])."""
+        if len(pages) <= 64:  # a few pages (point lookups, bloom survivors): plain Python, no numpy per page
+            offsets, sizes, rows = oi.lists
+            runs: list[tuple[int, int, list[tuple[int, int, int]]]] = []
+            prev = -2
+            for p in pages.tolist():
+                off, size = offsets[p], sizes[p]
+                if p == prev + 1 and off + size - runs[-1][0] <= _READ_BYTES:
+                    start, _, parts = runs[-1]
+                    parts.append((off - start, size, rows[p]))
+                    runs[-1] = (start, off + size, parts)
+                else:
+                    runs.append((off, off + size, [(0, size, rows[p])]))
+                prev = p
+            return runs
+        offsets, sizes, rows = oi.offsets[pages], oi.sizes[pages], oi.page_rows[pages]
+        run_breaks = np.flatnonzero(np.diff(pages) != 1) + 1
+        if int(sizes.sum()) > _READ_BYTES:
+            chunk = (np.cumsum(sizes) - sizes) // _READ_BYTES
+            run_breaks = np.union1d(run_breaks, np.flatnonzero(np.diff(chunk) != 0) + 1)
+        bounds = [0, *run_breaks.tolist(), len(pages)]
+        out = []
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+            start = int(offsets[lo])
+            out.append((start, int(offsets[hi - 1] + sizes[hi - 1]),
+                        list(zip((offsets[lo:hi] - start).tolist(), sizes[lo:hi].tolist(), rows[lo:hi].tolist(),
+                                 strict=True))))
+        return out
 
     def _read_column_rows(self, column: str, ids: np.ndarray, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
         """`column` at the sorted row ids: only the pages holding them are read and decoded."""
