@@ -313,7 +313,7 @@ def _output(shape: int | tuple[int, int], dtype: np.dtype | type) -> np.ndarray:
     freed memory for the next scan: glibc returns multi-MB blocks freed on the main thread to the OS, and
     every query then page-faults its output arrays in afresh."""
     dt = np.dtype(dtype)
-    count = int(np.prod(shape))
+    count = shape if isinstance(shape, int) else shape[0] * shape[1]
     if count * dt.itemsize < _POOL_MIN_BYTES:
         return np.empty(shape, dt)
     return np.frombuffer(pa.allocate_buffer(count * dt.itemsize), dt).reshape(shape)

@@ -491,17 +491,30 @@ class SegmentReader:
     def _read_column_rows(self, column: str, ids: np.ndarray, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
         """`column` at the sorted row ids: only the pages holding them are read and decoded."""
         oi = self._ordinal_index(column)
+        if len(ids) == 0:
+            return pa.array([], self._types[column])
         page_of = np.searchsorted(oi.first_rows, ids, side="right") - 1
-        pages = np.unique(page_of)
+        if len(ids) == 1:
+            pages = page_of
+        else:  # ids are sorted, so their pages are too: the distinct ones without np.unique's sort
+            first = np.empty(len(page_of), bool)
+            first[0] = True
+            np.not_equal(page_of[1:], page_of[:-1], out=first[1:])
+            pages = page_of[first]
         full = len(pages) == oi.num_pages
         arr, page_starts, page_rows = self._decode_pages(column, None if full else pages, stats)
         if len(ids) == len(arr):
             return arr
         if full:
-            return arr.take(pa.array(ids))
-        local_offsets = np.cumsum(page_rows) - page_rows
-        k = np.searchsorted(pages, page_of)
-        return arr.take(pa.array(ids - page_starts[k] + local_offsets[k]))
+            local = ids
+        else:
+            local_offsets = np.cumsum(page_rows) - page_rows
+            k = np.searchsorted(pages, page_of)
+            local = ids - page_starts[k] + local_offsets[k]
+        lo = int(local[0])
+        if int(local[-1]) - lo + 1 == len(local):  # one row (a point lookup) or a contiguous run: a slice
+            return arr.slice(lo, len(local))
+        return arr.take(pa.array(local))
 
     def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
         oi = self._ordinal_index(column)
