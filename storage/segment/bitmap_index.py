@@ -381,12 +381,38 @@ class BitmapIndexReader:
             return self._eq(v)
         if op == Op.NE:
             return self.not_null_rows() - self._eq(v)
+        span = self._ordinals(op, v)
+        if span is None:
+            raise StorageError(f"bitmap index cannot evaluate {op}")
+        return self._union(*span)
+
+    def _ordinals(self, op: Op, v: Any) -> tuple[int, int] | None:
+        """The dictionary ordinals [lo, hi) a comparison with the probe `v` selects; None for other ops."""
         if op == Op.LT:
-            return self._union(0, self._bound(v, "left"))
+            return 0, self._bound(v, "left")
         if op == Op.LE:
-            return self._union(0, self._bound(v, "right"))
+            return 0, self._bound(v, "right")
         if op == Op.GT:
-            return self._union(self._bound(v, "right"), self.num_values)
+            return self._bound(v, "right"), self.num_values
         if op == Op.GE:
-            return self._union(self._bound(v, "left"), self.num_values)
-        raise StorageError(f"bitmap index cannot evaluate {op}")
+            return self._bound(v, "left"), self.num_values
+        return None
+
+    def row_ids(self, pred: ColumnPredicate) -> np.ndarray:
+        """rows(pred) as sorted int64 row ids. A range over a few values (up to half the dictionary)
+        concatenates its bitmaps' row arrays (disjoint: a row holds one value) and sorts them, ~2x cheaper
+        than a roaring union of many small bitmaps and its conversion to numpy."""
+        if (pred.op in (Op.LT, Op.LE, Op.GT, Op.GE) and pred.values and pred.value is not None
+                and self.can_evaluate(pred)):
+            lo, hi = self._ordinals(pred.op, self._probe(pred.value))  # type: ignore[misc]
+            if 1 < hi - lo <= self.num_values // 2 + 1:
+                bitmaps = [b for b in self._bitmaps(lo, hi) if b]
+                if not bitmaps:
+                    return np.empty(0, np.int64)
+                ids = np.concatenate([np.frombuffer(b.to_array(), np.uint32) for b in bitmaps]).astype(np.int64)
+                ids.sort()
+                return ids
+        rows = self.rows(pred)
+        if not rows:
+            return np.empty(0, np.int64)
+        return np.frombuffer(rows.to_array(), np.uint32).astype(np.int64)

@@ -231,14 +231,15 @@ class SegmentReader:
         """The exact row ids (sorted int64) the bitmap indexes give for the AND of their columns'
         predicates, and the positions in `preds` of the predicates those ids answer exactly (a value the
         index cannot evaluate gives all rows and leaves its predicate to the exact filter)."""
+        usable = [(i, p, bi) for i, p in enumerate(preds) if p.op in _BITMAP_OPS
+                  and (bi := self._bitmap_index(p.column)) is not None]
+        if len(usable) == 1:  # the usual case: straight to sorted ids (a range skips the roaring union)
+            i, p, bi = usable[0]
+            exact = p.op in (Op.IS_NULL, Op.IS_NOT_NULL) or bi.can_evaluate(p)
+            return bi.row_ids(p), [i] if exact else []
         rows = None
         answered: list[int] = []
-        for i, p in enumerate(preds):
-            if p.op not in _BITMAP_OPS:
-                continue
-            bi = self._bitmap_index(p.column)
-            if bi is None:
-                continue
+        for i, p, bi in usable:
             got = bi.rows(p)
             if p.op in (Op.IS_NULL, Op.IS_NOT_NULL) or bi.can_evaluate(p):
                 answered.append(i)

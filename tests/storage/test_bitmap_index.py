@@ -33,6 +33,15 @@ def expected(arr: pa.Array, pred: P) -> list[int]:
     return np.flatnonzero(pc.fill_null(m, False).to_numpy(zero_copy_only=False)).tolist()
 
 
+def rows_of(r: BitmapIndexReader, pred: P) -> list[int]:
+    """rows(pred), sorted, after checking that row_ids (the scan's path: a range concatenates its bitmaps'
+    arrays) gives the very same ids."""
+    rows = sorted(r.rows(pred))
+    ids = r.row_ids(pred)
+    assert ids.dtype == np.int64 and ids.tolist() == rows, pred
+    return rows
+
+
 def reader_for(arr: pa.Array, start: int = 0) -> BitmapIndexReader:
     blob, meta = encode_bitmap_index(arr, start)
     return BitmapIndexReader.from_buffer(blob, meta, arr.type, start)
@@ -76,12 +85,12 @@ def test_every_operator_matches_pyarrow(t: pa.DataType) -> None:
     probes += [v for v in extra.to_pylist() if v is not None]
     for v in probes:
         for op in (Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE):
-            assert sorted(r.rows(P("c", op, (v,)))) == expected(arr, P("c", op, (v,))), (op, v)
+            assert rows_of(r, (P("c", op, (v,)))) == expected(arr, P("c", op, (v,))), (op, v)
     for vals in [tuple(probes[:3]), tuple(probes[-3:]), (probes[0],), ()]:
         for op in (Op.IN, Op.NOT_IN):
-            assert sorted(r.rows(P("c", op, vals))) == expected(arr, P("c", op, vals)), (op, vals)
+            assert rows_of(r, (P("c", op, vals))) == expected(arr, P("c", op, vals)), (op, vals)
     for op in (Op.IS_NULL, Op.IS_NOT_NULL):
-        assert sorted(r.rows(P("c", op))) == expected(arr, P("c", op))
+        assert rows_of(r, (P("c", op))) == expected(arr, P("c", op))
 
 
 def test_many_pages_and_high_cardinality(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,19 +102,19 @@ def test_many_pages_and_high_cardinality(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(r._dict_pages.first) > 10 and len(r._bitmap_pages.first) > 10
     for v in [-1, 0, 17, 2500, 4999, 5000, int(data[123])]:
         for op in (Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE):
-            assert sorted(r.rows(P("c", op, (v,)))) == expected(arr, P("c", op, (v,))), (op, v)
+            assert rows_of(r, (P("c", op, (v,)))) == expected(arr, P("c", op, (v,))), (op, v)
     strings = pa.array([f"s{i:05d}" for i in rng.integers(0, 3000, 5000)])
     rs = reader_for(strings)
     for v in ["s00000", "s01500", "s01500x", "s2", "t"]:
         for op in (Op.LT, Op.GE, Op.EQ):
-            assert sorted(rs.rows(P("c", op, (v,)))) == expected(strings, P("c", op, (v,)))
+            assert rows_of(rs, (P("c", op, (v,)))) == expected(strings, P("c", op, (v,)))
 
 
 def test_sorted_clustered_and_sliced_input() -> None:
     arr = pa.array(np.repeat(np.arange(100), 200)).slice(50, 10_000)
     r = reader_for(pa.chunked_array([arr.slice(0, 3000), arr.slice(3000)]))
-    assert sorted(r.rows(P("c", Op.EQ, (10,)))) == expected(arr, P("c", Op.EQ, (10,)))
-    assert sorted(r.rows(P("c", Op.IN, (0, 49, 99)))) == expected(arr, P("c", Op.IN, (0, 49, 99)))
+    assert rows_of(r, (P("c", Op.EQ, (10,)))) == expected(arr, P("c", Op.EQ, (10,)))
+    assert rows_of(r, (P("c", Op.IN, (0, 49, 99)))) == expected(arr, P("c", Op.IN, (0, 49, 99)))
 
 
 @pytest.mark.parametrize("arr", [pa.array([], pa.int32()), pa.array([None, None], pa.string()),
@@ -116,7 +125,7 @@ def test_edge_columns(arr: pa.Array) -> None:
                  P("c", Op.NE, (5,) if pa.types.is_integer(arr.type) else ("5",)),
                  P("c", Op.GE, (0,) if pa.types.is_integer(arr.type) else ("",)),
                  P("c", Op.IS_NULL), P("c", Op.IS_NOT_NULL)]:
-        assert sorted(r.rows(pred)) == expected(arr, pred)
+        assert rows_of(r, (pred)) == expected(arr, pred)
 
 
 def test_null_probes_and_unrepresentable_values() -> None:
