@@ -586,7 +586,7 @@ class StorageEngine:
                     stats.segments_filtered += 1
                     stats.rows_stats_filtered += reader.num_rows
                     continue
-                narrowed = reader.narrow(prune, stats) if narrow else None
+                narrowed = reader.narrow(prune, stats, segment_checked=True) if narrow else None
                 if narrowed is None or _narrowed_rows(narrowed):
                     kept.append((reader, narrowed))
             if kept:

@@ -110,6 +110,12 @@ class SegmentReader:
         self._bitmap_indexes: dict[str, BitmapIndexReader] = {}
         self._outputs: dict[tuple[str, ...], tuple[pa.Schema, pa.Table]] = {}
         self._types: dict[str, pa.DataType] = {f.name: f.type for f in self.schema}
+        # per-query narrowing looks these up on every segment: computed once per reader
+        self._full = RowRanges.full(self.num_rows)
+        self._first_short_key = (self.schema.names[0] if self.footer.short_key_index is not None
+                                 and self.footer.short_key_columns > 0 else None)
+        self._bloom_columns = frozenset(c.name for c in self.footer.columns if c.bloom_filter is not None)
+        self._bitmap_columns = frozenset(c.name for c in self.footer.columns if c.bitmap_index is not None)
 
     # ------------------------------------------------------------------ index loading
 
@@ -285,17 +291,20 @@ class SegmentReader:
         ranges, ids, _ = self.narrow(predicates, stats)
         return ranges if ids is None else self._ranges_of_ids(ids)
 
-    def narrow(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None) -> Narrowed:
+    def narrow(self, predicates: Sequence[ColumnPredicate], stats: ScanStats | None,
+               segment_checked: bool = False) -> Narrowed:
         """Index narrowing: row ranges (short key, zone maps, bloom filters), then, when a bitmap index
-        applies, the exact row ids within them and the predicates those ids answer exactly."""
-        ranges = RowRanges.full(self.num_rows)
+        applies, the exact row ids within them and the predicates those ids answer exactly.
+        `segment_checked`: the caller already asked may_contain (true), so the segment-level zone maps are
+        not compared again."""
+        ranges = self._full
         columns = self._columns
         preds = [p for p in predicates if p.column in columns]
         if not preds:
             return ranges, None, []
-        sk = self._short_key_index()
-        if sk is not None:
-            narrowed = sk.row_ranges(preds)
+        if any(p.column == self._first_short_key for p in preds):  # else the short key index cannot help
+            sk = self._short_key_index()
+            narrowed = sk.row_ranges(preds) if sk is not None else None
             if narrowed is not None:
                 narrowed = ranges.intersect(narrowed)
                 if stats is not None:
@@ -305,11 +314,14 @@ class SegmentReader:
         if not ranges.is_empty:
             # segment-level zone maps first: one comparison can drop everything
             zone_maps = [self._zone_map_index(p.column) for p in preds]
-            if not all(zm.segment_may_match(p) for zm, p in zip(zone_maps, preds, strict=True)):
+            if not segment_checked and not all(zm.segment_may_match(p) for zm, p in zip(zone_maps, preds,
+                                                                                        strict=True)):
                 ranges = RowRanges.empty()
             for zm, p in zip(zone_maps, preds, strict=True):
                 if ranges.is_empty:
                     break
+                if zm.pages_all_match(p):  # the usual answer, from precomputed bounds in plain Python
+                    continue
                 keep = zm.may_match(p)[1:]
                 if not keep.all():
                     ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
@@ -317,13 +329,12 @@ class SegmentReader:
             stats.rows_stats_filtered += before - ranges.count()
         if ranges.is_empty:
             return ranges, None, []
-        indexed = [columns[p.column] for p in preds]
-        if any(m.bloom_filter is not None for m in indexed):
+        if self._bloom_columns and any(p.column in self._bloom_columns for p in preds):
             before = ranges.count()
             ranges = self._bloom_filter_ranges(preds, ranges)
             if stats is not None:
                 stats.rows_bloom_filter_filtered += before - ranges.count()
-        if not ranges.is_empty and any(m.bitmap_index is not None for m in indexed):
+        if not ranges.is_empty and self._bitmap_columns and any(p.column in self._bitmap_columns for p in preds):
             ids, answered = self._bitmap_index_rows(preds)
             if ids is not None:
                 before = ranges.count()

@@ -105,6 +105,7 @@ def encode_zone_map_page(batch: pa.RecordBatch) -> bytes:
     return build_page(PageEncoding.INDEX, batch.num_rows, sink.getvalue().to_pybytes())
 
 
+_ONE_VALUE = frozenset({Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE})
 _COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN})
 _NUMPY_OPS = {pc.less: np.less, pc.less_equal: np.less_equal, pc.greater: np.greater,
               pc.greater_equal: np.greater_equal, pc.equal: np.equal}
@@ -147,6 +148,11 @@ class ZoneMapIndex:
                                       self._np_maxs[0].item() if hasattr(self._np_maxs[0], "item")
                                       else self._np_maxs[0]))
         self._segment_has_null = bool(self.has_null[0]) if len(self.has_null) else False
+        # the tightest page bounds (largest page min, smallest page max) when every page has a value: a
+        # comparison every page passes (the common case for unsorted columns) is then known without numpy
+        self._page_bounds = None
+        if (self._np_mins is not None and len(self.has_not_null) > 1 and bool(self.has_not_null[1:].all())):
+            self._page_bounds = (max(self._np_mins[1:].tolist()), min(self._np_maxs[1:].tolist()))
         self._segment_has_not_null = bool(self.has_not_null[0]) if len(self.has_not_null) else False
 
     @property
@@ -173,6 +179,28 @@ class ZoneMapIndex:
             return self.has_not_null & self._ge_min(hi) & self._le_max(lo)
         mask = self._compare(op, list(scalars))
         return self.has_not_null & mask if mask is not None else np.ones(len(self.has_null), bool)
+
+    def pages_all_match(self, pred: ColumnPredicate) -> bool:
+        """True only when may_match(pred) would keep every page (False = ask may_match): decided from
+        the tightest page bounds in plain Python for a comparison with one value."""
+        bounds = self._page_bounds
+        op = pred.op
+        if bounds is None or op not in _ONE_VALUE or len(pred.values) != 1:
+            return False
+        s = probe_scalars(pred.values, self.type)[0]
+        if s is None:
+            return False
+        v = s.as_py()
+        largest_min, smallest_max = bounds
+        if op == Op.EQ:
+            return bool(largest_min <= v <= smallest_max)
+        if op == Op.LT:
+            return bool(largest_min < v)
+        if op == Op.LE:
+            return bool(largest_min <= v)
+        if op == Op.GT:
+            return bool(smallest_max > v)
+        return bool(smallest_max >= v)  # GE
 
     def segment_may_match(self, pred: ColumnPredicate) -> bool:
         """may_match(pred)[0] (the whole segment) without building per-page arrays: run per segment per

@@ -331,6 +331,8 @@ def test_zone_map_numpy_path_equals_pyarrow(tmp_path: Path, arrow_type: pa.DataT
     preds += [P("c", Op.IN, tuple(probes[:3])), P("c", Op.NOT_IN, tuple(probes[-2:]))]
     for p in preds:
         assert fast.may_match(p).tolist() == slow.may_match(p).tolist(), p
+        if fast.pages_all_match(p):  # the shortcut never claims more than the page arrays say
+            assert fast.may_match(p)[1:].all(), p
     # the per-segment check on Python bounds answers as the arrays' segment row, also for segments of one
     # page (all NULL, a single value: NE can drop it, NaN bounds)
     preds += [P("c", Op.IS_NULL), P("c", Op.IS_NOT_NULL), P("c", Op.IN, ()), P("c", Op.NOT_IN, ()),
@@ -341,3 +343,27 @@ def test_zone_map_numpy_path_equals_pyarrow(tmp_path: Path, arrow_type: pa.DataT
         zm = ZoneMapIndex(body, arrow_type, 1)
         for p in preds:
             assert zm.segment_may_match(p) == bool(zm.may_match(p)[0]), (page, p)
+            if zm.pages_all_match(p):
+                assert zm.may_match(p)[1:].all(), (page, p)
+
+
+@pytest.mark.parametrize("arrow_type", [pa.int64(), pa.float64(), pa.string()])
+def test_pages_all_match_equals_the_page_arrays(arrow_type: pa.DataType) -> None:
+    """Without NULL pages, the plain-Python shortcut of narrowing says 'every page passes' exactly when the
+    per-page arrays do, for every one-value comparison."""
+    from storage.segment.page import read_page
+    from storage.segment.zone_map import ZoneMapIndex, build_zone_maps, encode_zone_map_page
+
+    rng = np.random.default_rng(5)
+    for spread in (5, 50, 1000):
+        raw = rng.integers(0, spread, 400)
+        values = [f"v{x:04d}" for x in raw] if pa.types.is_string(arrow_type) else raw.tolist()
+        arr = pa.array(values, arrow_type)
+        batch = build_zone_maps(arr, np.arange(0, 401, 40))
+        _, body = read_page(memoryview(encode_zone_map_page(batch)), "zm")
+        zm = ZoneMapIndex(body, arrow_type, 10)
+        assert zm._page_bounds is not None
+        for v in sorted(set(values))[::7] + values[:3]:
+            for op in (Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE):
+                p = P("c", op, (v,))
+                assert zm.pages_all_match(p) == bool(zm.may_match(p)[1:].all()), p
