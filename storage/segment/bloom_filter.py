@@ -333,6 +333,10 @@ class BloomFilterIndexReader:
         self._word_offsets = np.cumsum(sizes) - sizes
         self._block_masks = (sizes // 8 - 1).astype(np.uint64)
         self._has_null = np.array([f.has_null for f in filters], dtype=bool)
+        # pages of similar distinct counts get filters of one size (a power of two): then a probe's block is
+        # the same in every page, and the words to test are one strided slice instead of a gather
+        self._uniform = (self._words.reshape(count, int(sizes[0]) // 8, 8)
+                         if count and bool(np.all(sizes == sizes[0])) else None)
 
     @classmethod
     def from_page(cls, page: bytes | memoryview, arrow_type: pa.DataType, num_pages: int,
@@ -368,15 +372,24 @@ class BloomFilterIndexReader:
         if bits is None:
             return everything  # a value the column cannot hold exactly: leave the decision to the filter
         high, masks = bits
+        uniform = self._uniform
+        if uniform is not None and len(high) == 1:  # one value, filters of one size: a strided slice
+            block = int(high[0] & np.uint64(uniform.shape[1] - 1))
+            words, m = uniform[:, block, :], masks[0]
+            return ((words & m) == m).all(axis=1)
         # (value, page) pairs at once, a bounded number per step (a long IN list against thousands of pages):
         # the block of each value in each page's filter, its 8 words against the value's masks
         out = None
         step = max(1, _PROBE_PAIRS // max(1, self.num_pages))
         for i in range(0, len(high), step):
             h, m = high[i:i + step], masks[i:i + step]
-            blocks = (h[:, None] & self._block_masks[None, :]).astype(np.int64)
-            words = self._words[(self._word_offsets[None, :] + blocks * 8)[:, :, None] + _WORD_INDEXES]
-            hit = ((words & m[:, None, :]) == m[:, None, :]).all(axis=2).any(axis=0)
+            if uniform is not None:
+                words = uniform[:, (h & np.uint64(uniform.shape[1] - 1)).astype(np.intp), :]  # (pages, values, 8)
+                hit = ((words & m[None, :, :]) == m[None, :, :]).all(axis=2).any(axis=1)
+            else:
+                blocks = (h[:, None] & self._block_masks[None, :]).astype(np.int64)
+                words = self._words[(self._word_offsets[None, :] + blocks * 8)[:, :, None] + _WORD_INDEXES]
+                hit = ((words & m[:, None, :]) == m[:, None, :]).all(axis=2).any(axis=0)
             out = hit if out is None else out | hit
         return out if out is not None else ~everything
 

@@ -183,6 +183,34 @@ def test_index_every_type_no_false_negatives() -> None:
             assert r.may_match(P("c", Op.EQ, (values[i],)))[i // 1000], (t, values[i])
 
 
+@pytest.mark.parametrize("uniform", [True, False])
+def test_index_probe_paths_agree(uniform: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filters of one size are probed by a strided slice, mixed sizes by a gather, long IN lists in bounded
+    steps: every path answers as the per-page filters themselves."""
+    from storage.segment import bloom_filter
+
+    rng = np.random.default_rng(6)
+    sizes = [500] * 12 if uniform else [5, 40, 500, 3000, 80, 500, 7, 1200, 500, 60, 900, 10]
+    pages = [rng.integers(0, 10**6, n) for n in sizes]
+    data = np.concatenate(pages)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    w = BloomFilterIndexWriter()
+    w.add_column(pa.array(data), bounds)
+    r = BloomFilterIndexReader.from_page(w.finish(), pa.int64(), len(sizes))
+    assert (r._uniform is not None) == uniform
+    filters = [BloomFilter.build(pa.array(p)) for p in pages]
+    probes = [int(x) for x in data[::97]] + [int(x) for x in rng.integers(0, 10**6, 20)]
+
+    def reference(values: tuple) -> list[bool]:
+        return [bool(f.might_contain(pa.array(list(values), pa.int64())).any()) for f in filters]
+
+    monkeypatch.setattr(bloom_filter, "_PROBE_PAIRS", 30)  # IN lists probed a few values per step
+    for v in probes[:40]:
+        assert r.may_match(P("c", Op.EQ, (v,))).tolist() == reference((v,)), v
+    for values in [tuple(probes[:3]), tuple(probes), tuple(probes[-7:])]:
+        assert r.may_match(P("c", Op.IN, values)).tolist() == reference(values)
+
+
 def test_corruption_detected() -> None:
     w = BloomFilterIndexWriter()
     w.add_column(pa.array(np.arange(5000)), np.array([0, 2500, 5000]))
