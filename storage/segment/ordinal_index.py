@@ -68,6 +68,25 @@ class OrdinalIndex:
         """Indexes of the pages holding at least one row of `ranges`."""
         return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))
 
+    @cached_property
+    def _row_lists(self) -> tuple[list[int], list[int]]:
+        return self.first_rows.tolist(), self.page_ends.tolist()
+
     def ranges_of(self, keep: np.ndarray) -> RowRanges:
         """The rows of the pages flagged in `keep` (one bool per page)."""
-        return RowRanges.from_pages(self.first_rows, self.page_ends, keep)
+        kept = np.flatnonzero(keep)
+        if len(kept) > 16:
+            return RowRanges.from_pages(self.first_rows, self.page_ends, keep)
+        # a few pages (what a bloom filter or a selective zone map leaves): merge adjacent ones in Python
+        firsts, ends = self._row_lists
+        starts: list[int] = []
+        stops: list[int] = []
+        prev = -2
+        for p in kept.tolist():
+            if p == prev + 1:
+                stops[-1] = ends[p]
+            else:
+                starts.append(firsts[p])
+                stops.append(ends[p])
+            prev = p
+        return RowRanges._trusted(np.array(starts, np.int64), np.array(stops, np.int64))

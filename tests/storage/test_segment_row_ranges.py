@@ -73,3 +73,16 @@ def test_rows_at_picks_from_the_ranges_without_listing_them() -> None:
     r = RowRanges(np.array([3, 10, 40]), np.array([5, 14, 41]))
     pos = np.array([0, 1, 2, 5, 6])
     assert r.rows_at(pos).tolist() == r.to_indices()[pos].tolist() == [3, 4, 10, 13, 40]
+
+
+def test_ordinal_index_ranges_of_few_and_many_pages() -> None:
+    """OrdinalIndex.ranges_of merges a few kept pages in Python and many with from_pages: same ranges."""
+    from storage.segment.ordinal_index import OrdinalIndex
+
+    rng = np.random.default_rng(2)
+    first = np.concatenate([[0], np.cumsum(rng.integers(1, 50, 59))]).astype(np.int64)
+    oi = OrdinalIndex(first, np.zeros(60, np.int64), np.ones(60, np.int64), int(first[-1]) + 10)
+    for density in (0.02, 0.1, 0.3, 0.9):
+        for _ in range(50):
+            keep = rng.random(60) < density
+            assert oi.ranges_of(keep) == RowRanges(first[keep], oi.page_ends[keep])
