@@ -398,20 +398,21 @@ class BitmapIndexReader:
             return self._bound(v, "left"), self.num_values
         return None
 
-    def row_ids(self, pred: ColumnPredicate) -> np.ndarray:
+    def row_ids(self, pred: ColumnPredicate, evaluable: bool | None = None) -> np.ndarray:
         """rows(pred) as sorted int64 row ids. A range over a few values (up to half the dictionary)
         concatenates its bitmaps' row arrays (disjoint: a row holds one value) and sorts them, ~2x cheaper
-        than a roaring union of many small bitmaps and its conversion to numpy."""
+        than a roaring union of many small bitmaps and its conversion to numpy. `evaluable`: can_evaluate(pred)
+        when the caller already knows it."""
         if (pred.op in (Op.LT, Op.LE, Op.GT, Op.GE) and pred.values and pred.value is not None
-                and self.can_evaluate(pred)):
+                and (self.can_evaluate(pred) if evaluable is None else evaluable)):
             lo, hi = self._ordinals(pred.op, self._probe(pred.value))  # type: ignore[misc]
             if 1 < hi - lo <= self.num_values // 2 + 1:
                 bitmaps = [b for b in self._bitmaps(lo, hi) if b]
                 if not bitmaps:
                     return np.empty(0, np.int64)
-                ids = np.concatenate([np.frombuffer(b.to_array(), np.uint32) for b in bitmaps]).astype(np.int64)
-                ids.sort()
-                return ids
+                ids = np.concatenate([np.frombuffer(b.to_array(), np.uint32) for b in bitmaps])
+                ids.sort()  # on the 4-byte ids: ~1.5x faster than after widening
+                return ids.astype(np.int64)
         rows = self.rows(pred)
         if not rows:
             return np.empty(0, np.int64)

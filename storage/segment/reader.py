@@ -242,7 +242,7 @@ class SegmentReader:
         if len(usable) == 1:  # the usual case: straight to sorted ids (a range skips the roaring union)
             i, p, bi = usable[0]
             exact = p.op in (Op.IS_NULL, Op.IS_NOT_NULL) or bi.can_evaluate(p)
-            return bi.row_ids(p), [i] if exact else []
+            return bi.row_ids(p, exact), [i] if exact else []
         rows = None
         answered: list[int] = []
         for i, p, bi in usable:
@@ -338,7 +338,8 @@ class SegmentReader:
             ids, answered = self._bitmap_index_rows(preds)
             if ids is not None:
                 before = ranges.count()
-                ids = self._ids_in(ids, ranges)
+                if ranges is not self._full:  # nothing narrowed before: every id is within
+                    ids = self._ids_in(ids, ranges)
                 if stats is not None:
                     stats.rows_bitmap_index_filtered += before - len(ids)
                 return ranges, ids, [preds[i] for i in answered]
