@@ -486,6 +486,77 @@ class DictColumnDecoder(IntColumnDecoder):
         return self.dictionary.take(codes)
 
 
+def gather_dtype(arrow_type: pa.DataType) -> np.dtype | None:
+    """The numpy lane of a column GatherDecoder handles (fixed-width ints, dates, timestamps, floats);
+    None for the others (booleans are bit-packed in Arrow, decimals two lanes wide, strings variable)."""
+    if pa.types.is_boolean(arrow_type):
+        return None
+    dt = _int_dtype(arrow_type)
+    if dt is not None:
+        return dt
+    if pa.types.is_floating(arrow_type):
+        return np.dtype(arrow_type.to_pandas_dtype())
+    return None
+
+
+class GatherDecoder:
+    """A fixed-width column's values at a few positions of each selected page (sparse row ids: a bitmap
+    index's hits), without decoding the pages into a buffer as large as the pages: PLAIN, FOR and float
+    pages gather straight from the page body; a DELTA page decodes into a page-sized scratch buffer that
+    stays in cache. The output has one value per position, in order."""
+
+    def __init__(self, arrow_type: pa.DataType, total: int, max_page_rows: int) -> None:
+        dt = gather_dtype(arrow_type)
+        if dt is None:
+            raise StorageError(f"no gather decoding for {arrow_type}")
+        self.type = arrow_type
+        self.total = total
+        self.pos = 0
+        self.out = _output(total, dt)
+        self.valid: np.ndarray | None = None
+        self.ints = _int_dtype(arrow_type) is not None
+        self.scratch = np.empty(max_page_rows if self.ints else 0, dt)
+
+    def add(self, h: PageHeader, body: bytes | memoryview, idx: np.ndarray) -> None:
+        """Page `h` / `body`, the sorted positions `idx` within it."""
+        n, k = h.num_rows, len(idx)
+        if self.pos + k > self.total or (k and int(idx[-1]) >= n):
+            raise CorruptDataError("page row counts disagree with the ordinal index")
+        start = 0
+        try:
+            if h.has_nulls:
+                nbytes = (n + 7) // 8
+                bits = np.unpackbits(np.frombuffer(body, np.uint8, count=nbytes), count=n, bitorder="little")
+                if self.valid is None:
+                    self.valid = np.ones(self.total, dtype=bool)
+                self.valid[self.pos:self.pos + k] = bits[idx]
+                start = nbytes
+            out = self.out[self.pos:self.pos + k]
+            if not self.ints or h.encoding == PageEncoding.PLAIN:  # float pages are always plain
+                out[:] = np.frombuffer(body, out.dtype, count=n, offset=start)[idx]
+            elif h.encoding == PageEncoding.FOR and h.width:
+                u = _UNSIGNED[out.dtype.itemsize]
+                packed = np.frombuffer(body, _UNSIGNED[h.width], count=n, offset=start)[idx]
+                np.add(packed, _as_unsigned(h.base, u), out=out.view(u))
+            else:  # FOR width 0, DELTA: the whole page into the scratch buffer, then the positions
+                page = self.scratch[:n]
+                decode_ints(h, body, start, page)
+                out[:] = page[idx]
+        except ValueError as e:  # frombuffer past the end: a header that lies about its body
+            raise CorruptDataError(f"malformed page: {e}") from e
+        self.pos += k
+
+    def finish(self) -> pa.Array:
+        if self.pos != self.total:
+            raise CorruptDataError("page row counts disagree with the ordinal index")
+        validity, nulls = None, 0
+        if self.valid is not None:
+            nulls = self.total - int(np.count_nonzero(self.valid))
+            if nulls:
+                validity = pa.py_buffer(np.packbits(self.valid, bitorder="little"))
+        return pa.Array.from_buffers(self.type, self.total, [validity, pa.py_buffer(self.out)], null_count=nulls)
+
+
 def decode_dictionary(arrow_type: pa.DataType, h: PageHeader, body: bytes | memoryview) -> pa.Array:
     dec = BinaryColumnDecoder(arrow_type, h.num_rows)
     dec.add(h, body)

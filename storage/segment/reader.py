@@ -23,7 +23,13 @@ from storage.errors import CorruptDataError, StorageError
 from storage.predicate import ColumnPredicate, Op
 from storage.segment.bitmap_index import BitmapIndexReader
 from storage.segment.bloom_filter import BloomFilterIndexReader
-from storage.segment.encoding import decode_dictionary, make_decoder
+from storage.segment.encoding import (
+    ColumnDecoder,
+    GatherDecoder,
+    decode_dictionary,
+    gather_dtype,
+    make_decoder,
+)
 from storage.segment.format import ColumnMeta, PagePointer, read_footer
 from storage.segment.ordinal_index import OrdinalIndex
 from storage.segment.page import PageEncoding, read_page
@@ -39,6 +45,7 @@ _PARALLEL_MIN_ROWS = 64 * 1024
 _READ_BYTES = 2 * 1024 * 1024
 _CACHE_SIZE = 4096
 _POOL_READ_MIN = 256 * 1024
+_GATHER_SPARSITY = 8  # row ids at most 1 in 8 of their pages' rows: gathered per page (see _read_column_rows)
 _cache: OrderedDict[str, SegmentReader] = OrderedDict()
 _cache_lock = threading.Lock()
 # index narrowing's answer: row ranges, the exact row ids a bitmap index gave within them (or None), and the
@@ -432,10 +439,12 @@ class SegmentReader:
                 stats.merge(s)
         return pa.Table.from_arrays(arrays, schema=schema)
 
-    def _decode_pages(self, column: str, pages: np.ndarray | None, stats: ScanStats
+    def _decode_pages(self, column: str, pages: np.ndarray | None, stats: ScanStats,
+                      positions: list[np.ndarray] | None = None
                       ) -> tuple[pa.Array | pa.ChunkedArray, np.ndarray, np.ndarray]:
         """Pages `pages` (ascending; None = all) of `column` decoded back to back, with their first rows
-        and row counts."""
+        and row counts. `positions` (a fixed-width column, see gather_dtype): only the values at these
+        positions of each page, in order."""
         oi = self._ordinal_index(column)
         dictionary = self._dictionary(column)
         if pages is None:
@@ -443,9 +452,14 @@ class SegmentReader:
             page_starts, page_rows = oi.first_rows, oi.page_rows
         else:
             page_starts, page_rows = oi.first_rows[pages], oi.page_rows[pages]
-        decoder = make_decoder(self._types[column], int(page_rows.sum()), dictionary)
+        decoder: ColumnDecoder | GatherDecoder
+        if positions is None:
+            decoder = make_decoder(self._types[column], int(page_rows.sum()), dictionary)
+        else:
+            decoder = GatherDecoder(self._types[column], sum(len(p) for p in positions), int(page_rows.max()))
         where = f"{self.name} (column {column})"
         fd = _open_fd(self._file)
+        k = 0
         try:
             for start, end, parts in self._read_runs(oi, pages):
                 buf = memoryview(_pread(fd, start, end - start))
@@ -455,9 +469,13 @@ class SegmentReader:
                     if header.num_rows != rows:
                         raise CorruptDataError(f"corrupt segment {where}: page row count mismatch")
                     try:
-                        decoder.add(header, body)
+                        if positions is None:
+                            decoder.add(header, body)  # type: ignore[call-arg]
+                        else:
+                            decoder.add(header, body, positions[k])  # type: ignore[call-arg]
                     except (CorruptDataError, ValueError) as e:
                         raise CorruptDataError(f"corrupt segment {where}: {e}") from e
+                    k += 1
         finally:
             os.close(fd)
         stats.pages_read += len(pages)
@@ -515,6 +533,15 @@ class SegmentReader:
             np.not_equal(page_of[1:], page_of[:-1], out=first[1:])
             pages = page_of[first]
         full = len(pages) == oi.num_pages
+        if (len(ids) > 1 and self._dictionaries.get(column) is None and self._meta(column).dictionary is None
+                and gather_dtype(self._types[column]) is not None
+                and len(ids) * _GATHER_SPARSITY < int(oi.page_rows[pages].sum())):
+            # a few rows per page (bitmap hits spread over the segment): gather them page by page instead
+            # of decoding every selected page into one big buffer and taking from it
+            bounds = np.flatnonzero(first).tolist() + [len(ids)]
+            local = ids - oi.first_rows[page_of]
+            positions = [local[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            return self._decode_pages(column, pages, stats, positions)[0]
         arr, page_starts, page_rows = self._decode_pages(column, None if full else pages, stats)
         if len(ids) == len(arr):
             return arr
