@@ -334,9 +334,18 @@ class BloomFilterIndexReader:
         self._block_masks = (sizes // 8 - 1).astype(np.uint64)
         self._has_null = np.array([f.has_null for f in filters], dtype=bool)
         # pages of similar distinct counts get filters of one size (a power of two): then a probe's block is
-        # the same in every page, and the words to test are one strided slice instead of a gather
+        # the same in every page, and the words to test are one strided slice instead of a gather. Runs of
+        # consecutive pages of one size (typically all pages but a short last one), as views of _words
         self._uniform = (self._words.reshape(count, int(sizes[0]) // 8, 8)
                          if count and bool(np.all(sizes == sizes[0])) else None)
+        self._runs: list[tuple[int, int, np.ndarray]] | None = None
+        if count:
+            cuts = [0, *(np.flatnonzero(sizes[1:] != sizes[:-1]) + 1).tolist(), count]
+            if len(cuts) <= 5:
+                self._runs = []
+                for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+                    off, size = int(self._word_offsets[a]), int(sizes[a])
+                    self._runs.append((a, b, self._words[off:off + (b - a) * size].reshape(b - a, size // 8, 8)))
 
     @classmethod
     def from_page(cls, page: bytes | memoryview, arrow_type: pa.DataType, num_pages: int,
@@ -377,6 +386,13 @@ class BloomFilterIndexReader:
             block = int(high[0] & np.uint64(uniform.shape[1] - 1))
             words, m = uniform[:, block, :], masks[0]
             return ((words & m) == m).all(axis=1)
+        if self._runs is not None and len(high) == 1:  # the same, per run of pages of one size
+            h, m = int(high[0]), masks[0]
+            out = np.empty(self.num_pages, bool)
+            for a, b, run in self._runs:
+                words = run[:, h & (run.shape[1] - 1), :]
+                out[a:b] = ((words & m) == m).all(axis=1)
+            return out
         # (value, page) pairs at once, a bounded number per step (a long IN list against thousands of pages):
         # the block of each value in each page's filter, its 8 words against the value's masks
         out = None

@@ -183,14 +183,17 @@ def test_index_every_type_no_false_negatives() -> None:
             assert r.may_match(P("c", Op.EQ, (values[i],)))[i // 1000], (t, values[i])
 
 
-@pytest.mark.parametrize("uniform", [True, False])
-def test_index_probe_paths_agree(uniform: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Filters of one size are probed by a strided slice, mixed sizes by a gather, long IN lists in bounded
-    steps: every path answers as the per-page filters themselves."""
+@pytest.mark.parametrize("layout", ["uniform", "short last page", "mixed"])
+def test_index_probe_paths_agree(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filters of one size are probed by a strided slice, a few runs of sizes (a short last page) by one
+    slice per run, many mixed sizes by a gather, long IN lists in bounded steps: every path answers as the
+    per-page filters themselves."""
     from storage.segment import bloom_filter
 
     rng = np.random.default_rng(6)
-    sizes = [500] * 12 if uniform else [5, 40, 500, 3000, 80, 500, 7, 1200, 500, 60, 900, 10]
+    sizes = {"uniform": [500] * 12, "short last page": [500] * 11 + [5],
+             "mixed": [5, 40, 500, 3000, 80, 500, 7, 1200, 500, 60, 900, 10]}[layout]
+    uniform = layout == "uniform"
     pages = [rng.integers(0, 10**6, n) for n in sizes]
     data = np.concatenate(pages)
     bounds = np.concatenate([[0], np.cumsum(sizes)])
@@ -198,6 +201,7 @@ def test_index_probe_paths_agree(uniform: bool, monkeypatch: pytest.MonkeyPatch)
     w.add_column(pa.array(data), bounds)
     r = BloomFilterIndexReader.from_page(w.finish(), pa.int64(), len(sizes))
     assert (r._uniform is not None) == uniform
+    assert (r._runs is not None) == (layout != "mixed")
     filters = [BloomFilter.build(pa.array(p)) for p in pages]
     probes = [int(x) for x in data[::97]] + [int(x) for x in rng.integers(0, 10**6, 20)]
 
