@@ -6,6 +6,7 @@ The reader maps a RowRanges onto the pages it must read with a searchsorted, nev
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -66,7 +67,19 @@ class OrdinalIndex:
 
     def pages_for(self, ranges: RowRanges) -> np.ndarray:
         """Indexes of the pages holding at least one row of `ranges`."""
-        return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))
+        if len(ranges) > 8:
+            return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))
+        # a few ranges (a key range, bloom survivors): bisect the page starts in Python
+        firsts, ends = self._row_lists
+        pages: list[int] = []
+        for s, e in ranges:
+            a = max(bisect.bisect_right(firsts, s) - 1, 0)
+            if ends[a] <= s:  # past the last page
+                a += 1
+            if pages and pages[-1] >= a:  # two ranges in one page
+                a = pages[-1] + 1
+            pages.extend(range(a, bisect.bisect_left(firsts, e)))
+        return np.array(pages, np.intp)
 
     @cached_property
     def _row_lists(self) -> tuple[list[int], list[int]]:

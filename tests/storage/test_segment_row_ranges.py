@@ -86,3 +86,20 @@ def test_ordinal_index_ranges_of_few_and_many_pages() -> None:
         for _ in range(50):
             keep = rng.random(60) < density
             assert oi.ranges_of(keep) == RowRanges(first[keep], oi.page_ends[keep])
+
+
+def test_ordinal_index_pages_for_few_and_many_ranges() -> None:
+    """pages_for bisects a few ranges in Python and maps many with overlaps(): the same pages."""
+    from storage.segment.ordinal_index import OrdinalIndex
+
+    rng = np.random.default_rng(3)
+    first = np.concatenate([[0], np.cumsum(rng.integers(1, 50, 39))]).astype(np.int64)
+    n = int(first[-1]) + 10
+    oi = OrdinalIndex(first, np.zeros(40, np.int64), np.ones(40, np.int64), n)
+    for k in (1, 2, 3, 8, 9, 30):
+        for _ in range(100):
+            starts = rng.integers(0, n, k)
+            r = RowRanges(starts, np.minimum(starts + rng.integers(1, 80, k), n))
+            assert oi.pages_for(r).tolist() == np.flatnonzero(r.overlaps(first, oi.page_ends)).tolist()
+    assert oi.pages_for(RowRanges.empty()).tolist() == []
+    assert oi.pages_for(RowRanges.full(n)).tolist() == list(range(40))
