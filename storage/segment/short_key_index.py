@@ -17,6 +17,7 @@ On disk: one INDEX page; body = offsets uint32[n + 1] | concatenated entries.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -101,7 +102,17 @@ def encode_rows(columns: Sequence[pa.Array]) -> list[bytes]:
 
 
 def encode_value(value: object, arrow_type: pa.DataType) -> bytes | None:
-    """One predicate value as an encoded field, or None when it cannot be represented exactly."""
+    """One predicate value as an encoded field, or None when it cannot be represented exactly. Memoised
+    (keyed with the value's Python type: 1, 1.0 and True hash alike): a scan encodes the same predicate
+    values for every segment it narrows."""
+    try:
+        return _encode_value(value, type(value), arrow_type)
+    except TypeError:  # unhashable
+        return _encode_value.__wrapped__(value, type(value), arrow_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _encode_value(value: object, kind: type, arrow_type: pa.DataType) -> bytes | None:
     s = to_scalar(value, arrow_type)
     if s is None:
         return None
