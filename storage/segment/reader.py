@@ -126,7 +126,7 @@ class SegmentReader:
 
     # ------------------------------------------------------------------ index loading
 
-    def _read_range(self, ptr: PagePointer) -> bytes:
+    def _read_range(self, ptr: PagePointer) -> bytes | memoryview:
         """The bytes of `ptr`: one open + pread + close. No descriptor outlives a call, so thousands of
         cached readers hold none, and a buffered file object (which costs several times more) is not needed
         for a single read."""

@@ -143,10 +143,7 @@ class ZoneMapIndex:
         # the segment's row as Python values: the per-query segment check is then a couple of Python
         # comparisons (same order as the numpy path: ints, floats and str compare alike in both)
         self._segment_bounds = (None if self._np_mins is None or not len(self._np_mins)
-                                else (self._np_mins[0].item() if hasattr(self._np_mins[0], "item")
-                                      else self._np_mins[0],
-                                      self._np_maxs[0].item() if hasattr(self._np_maxs[0], "item")
-                                      else self._np_maxs[0]))
+                                else (self._np_mins[:1].tolist()[0], self._np_maxs[:1].tolist()[0]))
         self._segment_has_null = bool(self.has_null[0]) if len(self.has_null) else False
         # the tightest page bounds (largest page min, smallest page max) when every page has a value: a
         # comparison every page passes (the common case for unsorted columns) is then known without numpy
