@@ -143,7 +143,7 @@ def compact_fully(engine: StorageEngine, table) -> None:
 
 
 def measure(engine: StorageEngine, tables: dict, con, queries: list[tuple[str, str]], repeat: int) -> None:
-    print("| query | indexed (s) | indexed, planned each run (s) | no index (s) | DuckDB (s) | speedup vs no index "
+    print("| query | indexed (ms) | indexed, planned each run (ms) | no index (ms) | DuckDB (ms) | speedup vs no index "
           "| vs DuckDB | key-range rows | zone-map rows | bloom rows | bitmap rows | pages read / skipped |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     cache = PlanCache(lambda: engine.catalog.generation)
@@ -177,7 +177,8 @@ def measure(engine: StorageEngine, tables: dict, con, queries: list[tuple[str, s
             want = sorted(tuple(r.values()) for r in duck.to_pylist())
             assert got == want, (title, name, got[:3], want[:3])
         s = stats["t_idx"]
-        print(f"| {title} | {times['t_idx']:.4f} | {times['planned']:.4f} | {times['t_plain']:.4f} | {times['duck']:.4f} "
+        ms = {k: v * 1000 for k, v in times.items()}
+        print(f"| {title} | {ms['t_idx']:.2f} | {ms['planned']:.2f} | {ms['t_plain']:.2f} | {ms['duck']:.2f} "
               f"| {times['t_plain'] / times['t_idx']:.1f}x | {times['duck'] / times['t_idx']:.2f}x "
               f"| {s.rows_key_range_filtered:,} | {s.rows_stats_filtered:,} | {s.rows_bloom_filter_filtered:,} "
               f"| {s.rows_bitmap_index_filtered:,} | {s.pages_read:,} / {s.pages_skipped:,} |")
