@@ -148,9 +148,15 @@ def _recording(ctx: QueryContext) -> _Recording:
 
 def _same_reads(entry: _Entry, ctx: QueryContext) -> bool:
     try:
-        return all(ctx.variables(scope, name) == value for scope, name, value in entry.reads)
+        return all(_same_value(ctx.variables(scope, name), value) for scope, name, value in entry.reads)
     except Exception:  # noqa: BLE001 - a variable that no longer resolves: plan again (and fail there)
         return False
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """The very same literal, not just ==: @x = 1, 1.0, 1.00 and TRUE are equal in Python but become
+    different literals (types, and strings '1' / '1.0' / '1.00' against a VARCHAR column)."""
+    return type(a) is type(b) and a == b and repr(a) == repr(b)
 
 
 def _nondeterministic(expression: exp.Expression) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pyarrow as pa
 import pytest
@@ -176,3 +177,22 @@ def test_capacity_evicts_the_least_recently_used(h: Harness) -> None:
         run(h, cache, f"SELECT v FROM t WHERE k = {k}")
     assert cache.holds("SELECT v FROM t WHERE k = 1", "db")
     assert not cache.holds("SELECT v FROM t WHERE k = 2", "db")
+
+
+def test_a_user_variable_of_another_type_is_planned_again(h: Harness) -> None:
+    """1, 1.0, 1.00 and TRUE are == in Python but not the same literal: pushed against a VARCHAR column
+    they are '1', '1.0', '1.00', 'true'; a plan folded with one must not answer for another."""
+    cache = _cache(h)
+
+    def ctx(x: object) -> QueryContext:
+        c = h.ctx()
+        base = c.variables
+        c.variables = lambda scope, name: x if scope == "user" and name == "x" else base(scope, name)
+        return c
+
+    sql = "SELECT k FROM t WHERE k = @x"
+    for value in (1, Decimal("1.0"), Decimal("1.00"), 1.0, True):
+        run(h, cache, sql, ctx(value))
+    assert cache.hits == 0 and cache.misses == 5
+    run(h, cache, sql, ctx(True))
+    assert cache.hits == 1

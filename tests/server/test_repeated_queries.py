@@ -97,3 +97,16 @@ def test_warnings_of_the_previous_statement_are_cleared(cur, t) -> None:
     assert _all(cur, "SHOW WARNINGS")
     _all(cur, sql)
     assert _all(cur, "SHOW WARNINGS") == []
+
+
+def test_user_variables_equal_in_value_but_not_in_type(cur) -> None:
+    """@x = 1, 1.0 and 1.00 compare equal as numbers but convert to different strings: each must be
+    planned with its own value, as a fresh plan would be."""
+    cur.execute("CREATE TABLE s (k INT, s VARCHAR(10)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO s VALUES (1, '1'), (2, '1.0'), (3, '1.00')")
+    sql = "SELECT k FROM s WHERE s = @x"
+    for value, want in (("1", [(1,)]), ("1.0", [(2,)]), ("1.00", [(3,)]), ("1", [(1,)])):
+        cur.execute(f"SET @x = {value}")
+        assert _all(cur, sql) == want, value
+
