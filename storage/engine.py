@@ -38,7 +38,7 @@ from storage.compaction.version_limit import check_version_limit
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
-from storage.segment.reader import Narrowed, SegmentReader, open_segment
+from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, merge_parts
@@ -319,14 +319,18 @@ class StorageEngine:
 
     def _remove_tablet_dirs(self, tablet_ids: list[int]) -> None:
         for tablet_id in tablet_ids:
-            shutil.rmtree(self.tablet_dir(tablet_id), ignore_errors=True)
+            d = self.tablet_dir(tablet_id)
+            forget_segments(d.glob("*.dat"))  # their shared readers would otherwise sit in the LRU until pushed out
+            shutil.rmtree(d, ignore_errors=True)
 
     def _remove_stale(self, rowsets: list[Rowset]) -> None:
         self.catalog.remove_stale_rowsets([rs.rowset_id for rs in rowsets])
 
     def _unlink_rowsets(self, rowsets: list[Rowset]) -> None:
         for rs in rowsets:
-            for path in self.segment_paths(rs):
+            paths = self.segment_paths(rs)
+            forget_segments(paths)
+            for path in paths:
                 path.unlink(missing_ok=True)
 
     def snapshot(self, table: OlapTable) -> dict[int, int]:

@@ -12,6 +12,7 @@ import pytest
 from storage_specs import d, key, rows_table, spec, table_rows, value
 
 import storage.engine as engine_module
+import storage.segment.reader as segment_reader
 from storage.catalog.model import KEYS_AGG, KEYS_DUP, PartitionInfo, PartitionItem
 from storage.engine import ScanRequest, StorageEngine
 from storage.errors import StorageError
@@ -257,8 +258,12 @@ def test_truncate_empties_and_deletes_files(engine: StorageEngine, root: Path) -
 def test_drop_table_deletes_files(engine: StorageEngine, root: Path) -> None:
     t = engine.catalog.create_table("db", range_spec())
     engine.load(t, rows_table(SCHEMA, ROWS))
+    assert scan(engine, t).num_rows == len(ROWS)  # the scan leaves shared readers of the files behind
+    files = [str(p) for p in data_files(root)]
+    assert any(f in segment_reader._cache for f in files)
     engine.catalog.drop_table("db", "t")
     assert data_files(root) == []
+    assert not any(f in segment_reader._cache for f in files)  # and they go with the files
 
 
 def test_empty_scan_has_requested_schema(engine: StorageEngine) -> None:
