@@ -8,8 +8,9 @@ that every id they reference is produced by their input, so a bad plan fails whe
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 from sqlglot import exp
@@ -265,3 +266,28 @@ def used_ids(plan: LogicalPlan) -> set[str]:
             for child in node.inputs:  # a UNION reads every column of its inputs
                 used |= set(child.output)
     return used
+
+
+def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan:
+    """`plan` over new children. When every child produces the same ids as the one it replaces (a rule
+    changed something below, such as a scan's source), the node's references stay valid and it is copied
+    without re-checking them: the checks walk every expression, and each rule rebuilds every ancestor of
+    every scan it touches."""
+    old = plan.children()
+    if len(old) == len(children) and all(n.output == o.output for n, o in zip(children, old, strict=True)):
+        node = copy.copy(plan)
+        if isinstance(plan, LogicalJoin):
+            object.__setattr__(node, "left", children[0])
+            object.__setattr__(node, "right", children[1])
+        elif isinstance(plan, LogicalUnion):
+            object.__setattr__(node, "inputs", tuple(children))
+        elif old:
+            object.__setattr__(node, "input", children[0])
+        return node
+    if isinstance(plan, LogicalJoin):
+        return replace(plan, left=children[0], right=children[1])
+    if isinstance(plan, LogicalUnion):
+        return replace(plan, inputs=tuple(children))
+    if hasattr(plan, "input"):
+        return replace(plan, input=children[0])  # type: ignore[call-arg]
+    return plan

@@ -25,6 +25,7 @@ from planner.logical import (
     LogicalScan,
     referenced_ids,
     used_ids,
+    with_children,
 )
 from planner.rules.exact_filters import drop_exact_filters
 from planner.rules.preaggregation import preaggregation
@@ -39,16 +40,6 @@ Rule = Callable[[LogicalPlan, QueryContext], LogicalPlan]
 @dataclass
 class RewriteStats:
     timings_ms: dict[str, float] = field(default_factory=dict)
-
-
-def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan:
-    if isinstance(plan, LogicalJoin):
-        return replace(plan, left=children[0], right=children[1])
-    if hasattr(plan, "input"):
-        return replace(plan, input=children[0])  # type: ignore[call-arg]
-    if hasattr(plan, "inputs"):
-        return replace(plan, inputs=tuple(children))  # type: ignore[call-arg]
-    return plan
 
 
 def transform_up(plan: LogicalPlan, fn: Callable[[LogicalPlan], LogicalPlan]) -> LogicalPlan:

@@ -16,7 +16,14 @@ from sqlglot import exp
 
 from planner.bind.bind_select import conjoin, split_conjuncts
 from planner.context import QueryContext
-from planner.logical import LogicalFilter, LogicalPlan, LogicalProject, LogicalScan, referenced_ids
+from planner.logical import (
+    LogicalFilter,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    referenced_ids,
+    with_children,
+)
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import required_ids
 from planner.rules.scan_predicates import to_column_predicates
@@ -28,7 +35,7 @@ def _exact(conjunct: exp.Expression, scan: LogicalScan, ctx: QueryContext, index
 
 
 def drop_exact_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
-    from planner.rewrite import transform_up, with_children  # rewrite imports this module
+    from planner.rewrite import transform_up  # rewrite imports this module
 
     changed: set[int] = set()
 

@@ -16,13 +16,13 @@ from sqlglot import exp
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
-    LogicalJoin,
     LogicalPlan,
     LogicalProject,
     LogicalScan,
     LogicalSort,
     LogicalUnion,
     referenced_ids,
+    with_children,
 )
 from planner.olap_source import OlapTableSource
 
@@ -33,16 +33,6 @@ class AggregateAbove:
 
     aggregate: LogicalAggregate
     between: tuple[LogicalPlan, ...]
-
-
-def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan:
-    if isinstance(plan, LogicalJoin):
-        return replace(plan, left=children[0], right=children[1])
-    if hasattr(plan, "input"):
-        return replace(plan, input=children[0])  # type: ignore[call-arg]
-    if hasattr(plan, "inputs"):
-        return replace(plan, inputs=tuple(children))  # type: ignore[call-arg]
-    return plan
 
 
 ScanFn = Callable[[LogicalScan, OlapTableSource, "AggregateAbove | None", frozenset[str]], LogicalScan]
