@@ -275,16 +275,14 @@ class Session:
         if not self.ctx.plans.holds(sql, self.database):
             return None
         self._sql = sql.strip()
+        self.warnings = []  # as dispatch does for every statement, before it can fail
         ctx = self.query_context()
 
         def run() -> pa.Table | None:
             table = execute_cached(sql, ctx, self.ctx.plans, self._profile.scans if self._profile else None)
             return None if table is None else self._select_limit(table)
 
-        result = self._select(run)
-        if result is not None:
-            self.warnings = []
-        return result
+        return self._select(run)
 
     def _select(self, run: Callable[[], pa.Table | None]) -> Result | None:
         """Run a SELECT, recording a query profile when enable_profile is set (none when `run` finds

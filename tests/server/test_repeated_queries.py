@@ -110,3 +110,17 @@ def test_user_variables_equal_in_value_but_not_in_type(cur) -> None:
         cur.execute(f"SET @x = {value}")
         assert _all(cur, sql) == want, value
 
+
+def test_warnings_are_cleared_when_a_kept_plan_fails(server, db, cur, t) -> None:
+    """A kept plan whose execution fails (an unknown function is only found at execution) still clears
+    the previous statement's warnings, as every statement does."""
+    sql = "SELECT k FROM t WHERE k = utc_date()"
+    cur.execute("SET enable_insert_strict = false")
+    cur.execute("INSERT INTO t VALUES ('x', 1), (5, 50)")  # one row filtered: a warning
+    assert _all(cur, "SHOW WARNINGS")
+    with server.connect(db) as other, other.cursor() as c2:  # plans it after the load: the plan is kept
+        with pytest.raises(pymysql.err.MySQLError):
+            c2.execute(sql)
+    with pytest.raises(pymysql.err.MySQLError):
+        cur.execute(sql)  # from the kept plan
+    assert _all(cur, "SHOW WARNINGS") == []
