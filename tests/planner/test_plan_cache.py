@@ -44,6 +44,14 @@ def run(h: Harness, cache: PlanCache, sql: str, ctx: QueryContext | None = None,
     return out
 
 
+def _with_user_x(h: Harness, x: object) -> QueryContext:
+    """h's context where the user variable @x is `x`."""
+    c = h.ctx()
+    base = c.variables
+    c.variables = lambda scope, name: x if scope == "user" and name == "x" else base(scope, name)
+    return c
+
+
 def test_repeat_reuses_the_plan(h: Harness) -> None:
     cache = _cache(h)
     sql = "SELECT g, sum(v) AS s FROM t WHERE k >= 10 GROUP BY g ORDER BY g"
@@ -86,16 +94,10 @@ def test_a_variable_planning_read_is_part_of_the_key(h: Harness) -> None:
 def test_user_variables_are_compared(h: Harness) -> None:
     cache = _cache(h)
 
-    def ctx(x: int) -> QueryContext:
-        c = h.ctx()
-        base = c.variables
-        c.variables = lambda scope, name: x if scope == "user" and name == "x" else base(scope, name)
-        return c
-
     sql = "SELECT k FROM t WHERE k = @x"
-    assert run(h, cache, sql, ctx(5)).column(0).to_pylist() == [5]
-    assert run(h, cache, sql, ctx(5)).column(0).to_pylist() == [5]
-    assert run(h, cache, sql, ctx(7)).column(0).to_pylist() == [7]
+    assert run(h, cache, sql, _with_user_x(h, 5)).column(0).to_pylist() == [5]
+    assert run(h, cache, sql, _with_user_x(h, 5)).column(0).to_pylist() == [5]
+    assert run(h, cache, sql, _with_user_x(h, 7)).column(0).to_pylist() == [7]
     assert cache.hits == 1
 
 
@@ -184,15 +186,9 @@ def test_a_user_variable_of_another_type_is_planned_again(h: Harness) -> None:
     they are '1', '1.0', '1.00', 'true'; a plan folded with one must not answer for another."""
     cache = _cache(h)
 
-    def ctx(x: object) -> QueryContext:
-        c = h.ctx()
-        base = c.variables
-        c.variables = lambda scope, name: x if scope == "user" and name == "x" else base(scope, name)
-        return c
-
     sql = "SELECT k FROM t WHERE k = @x"
     for value in (1, Decimal("1.0"), Decimal("1.00"), 1.0, True):
-        run(h, cache, sql, ctx(value))
+        run(h, cache, sql, _with_user_x(h, value))
     assert cache.hits == 0 and cache.misses == 5
-    run(h, cache, sql, ctx(True))
+    run(h, cache, sql, _with_user_x(h, True))
     assert cache.hits == 1
