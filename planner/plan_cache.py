@@ -10,6 +10,7 @@ its own copies of the plan's table sources, so its snapshot, counters and profil
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -43,7 +44,7 @@ class _Recording(QueryContext):
     tables: list[TableSource] = field(default_factory=list)
     volatile: bool = False
 
-    def statement_time(self):  # type: ignore[override]
+    def statement_time(self) -> dt.datetime:
         self.volatile = True  # now() / curdate() evaluated while planning
         return super().statement_time()
 
@@ -63,10 +64,6 @@ class PlanCache:
     def holds(self, key: Hashable, current_db: str | None) -> bool:
         """Whether a plan is kept for `key` (valid or not): a cheap test before building a context."""
         return (key, current_db) in self._entries
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
 
     def lookup(self, key: Hashable, ctx: QueryContext) -> BoundQuery | None:
         """The cached plan of `key` in `ctx`'s database, if still valid."""
