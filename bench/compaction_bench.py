@@ -26,9 +26,7 @@ of the freshly compacted table, no load refused.
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import sqlglot
 
+from bench.harness import bench_engine, best_of, scratch_dir
 from planner.context import QueryContext
 from planner.olap_source import OlapTableSource
 from planner.query import execute_query
@@ -106,15 +105,6 @@ def query_fn(engine: StorageEngine, table: OlapTable, sql: str):
     return lambda: execute_query(expression, ctx)
 
 
-def best_of(fn, repeat: int = 5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def once(fn) -> float:
     t0 = time.perf_counter()
     fn()
@@ -143,10 +133,8 @@ def run_mode(root: Path, on: bool, args: argparse.Namespace) -> Mode:
                 min_compaction_failure_interval_sec=str(args.failure_interval),
                 cumulative_compaction_min_deltas=str(args.min_deltas),
                 disable_auto_compaction="false" if on else "true", tablet_rowset_stale_sweep_time_sec="0")
-    engine = StorageEngine(root / mode.name, conf)
-    engine.open()
+    engine = bench_engine(root / mode.name, conf)
     manager = CompactionManager(engine)
-    engine.catalog.create_database("db")
     table = engine.catalog.create_table("db", spec(args.buckets))
     rng = np.random.default_rng(7)
     keys = np.sort(rng.choice(args.rows * KEY_SPACE_FACTOR, args.rows, replace=False))
@@ -206,12 +194,12 @@ def run_mode(root: Path, on: bool, args: argparse.Namespace) -> Mode:
     manager.wait_idle()
     mode.settle_seconds = max(0.0, steady_since - t_settle)
     mode.settled_versions = version_stats(engine, table)
-    mode.settled = {name: best_of(fn) for name, fn in queries.items()}
+    mode.settled = {name: best_of(fn, 5)[0] for name, fn in queries.items()}
     manager.stop()  # waits for running compactions
     mode.counters = manager.counters
     expected = {name: fn() for name, fn in queries.items()}
     compact_fully(engine, table)
-    mode.fresh = {name: best_of(fn) for name, fn in queries.items()}
+    mode.fresh = {name: best_of(fn, 5)[0] for name, fn in queries.items()}
     for name, fn in queries.items():
         got = fn()
         mode.answers_equal &= got.sort_by([(c, "ascending") for c in got.column_names]).equals(
@@ -284,12 +272,9 @@ def main() -> None:
     ap.add_argument("--min-deltas", type=int, default=5, help="be.conf cumulative_compaction_min_deltas")
     ap.add_argument("--settle", type=float, default=60.0, help="seconds compaction may take to catch up")
     args = ap.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="compaction_bench_"))
-    try:
+    with scratch_dir("compaction_bench_") as root:
         modes = [run_mode(root, True, args), run_mode(root, False, args)]
         report(modes, args)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

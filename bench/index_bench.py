@@ -13,8 +13,6 @@ checked against DuckDB's.
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import sqlglot
 
+from bench.harness import bench_engine, best_of, scratch_dir
 from planner.context import QueryContext
 from planner.olap_source import OlapTableSource
 from planner.plan_cache import PlanCache
@@ -41,6 +40,7 @@ from storage.engine import StorageEngine
 from storage.stats import ScanStats
 
 BATCH = 2_000_000
+BUDGET = 0.5  # seconds of runs per timing at least (best_of)
 BUCKETS = 4
 
 
@@ -68,34 +68,17 @@ def spec(name: str, indexed: bool) -> TableSpec:
     )
 
 
-def timed(fn, repeat: int, budget: float = 0.5) -> tuple[float, object]:
-    """Best of at least `repeat` runs, and of as many more as fit in `budget` seconds (sub-millisecond
-    queries: a handful of runs is at the mercy of one GC pause or scheduler hiccup)."""
-    best, out, spent, runs = float("inf"), None, 0.0, 0
-    while runs < repeat or (spent < budget and runs < 1000):
-        t0 = time.perf_counter()
-        out = fn()
-        took = time.perf_counter() - t0
-        best, spent, runs = min(best, took), spent + took, runs + 1
-    return best, out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=20_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="index_bench_"))
-    try:
+    with scratch_dir("index_bench_") as root:
         run(root, args.rows, args.repeat)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def run(root: Path, rows: int, repeat: int) -> None:
-    engine = StorageEngine(root / "storage")
-    engine.open()
-    engine.catalog.create_database("db")
+    engine = bench_engine(root / "storage")
     tables = {name: engine.catalog.create_table("db", spec(name, name == "t_idx")) for name in ("t_idx", "t_plain")}
     rng = np.random.default_rng(11)
     con = duckdb.connect()
@@ -165,16 +148,16 @@ def measure(engine: StorageEngine, tables: dict, con, queries: list[tuple[str, s
                     out = execute_query(sqlglot.parse_one(text, read="doris"), ctx, cache, text, scans)
                 return out
 
-            times[name], answers[name] = timed(run, repeat)
+            times[name], answers[name] = best_of(run, repeat, BUDGET)
             if name == "t_idx":
-                times["planned"], _ = timed(
-                    lambda text=text, ctx=ctx: execute_query(sqlglot.parse_one(text, read="doris"), ctx), repeat)
+                times["planned"], _ = best_of(
+                    lambda text=text, ctx=ctx: execute_query(sqlglot.parse_one(text, read="doris"), ctx), repeat, BUDGET)
             total = ScanStats()
             for s in scans[-1:]:  # the last run's scan
                 total.merge(s.stats)
             stats[name] = total
         duck_sql = sql.format(t="t")
-        times["duck"], duck = timed(lambda q=duck_sql: con.sql(q).to_arrow_table(), repeat)
+        times["duck"], duck = best_of(lambda q=duck_sql: con.sql(q).to_arrow_table(), repeat, BUDGET)
         for name in tables:
             got = sorted(tuple(r.values()) for r in answers[name].to_pylist())
             want = sorted(tuple(r.values()) for r in duck.to_pylist())

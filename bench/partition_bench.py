@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -24,12 +22,12 @@ import numpy as np
 import pyarrow as pa
 import sqlglot
 
+from bench.harness import bench_engine, best_of, scratch_dir
 from planner.context import QueryContext
 from planner.explain import explain_query
 from planner.olap_source import OlapTableSource
 from planner.query import execute_query
 from storage.catalog.model import KEYS_DUP, Column, DistributionInfo, PartitionInfo, PartitionItem, TableSpec
-from storage.engine import StorageEngine
 
 DAYS = 366  # 2024 is a leap year: 2024-01-01 .. 2024-12-31
 FIRST = dt.date(2024, 1, 1)
@@ -72,17 +70,12 @@ def main() -> None:
     ap.add_argument("--rows-per-day", type=int, default=20_000)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="partition_bench_"))
-    try:
+    with scratch_dir("partition_bench_") as root:
         run(root, args.rows_per_day, args.repeat)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def run(root: Path, rows_per_day: int, repeat: int) -> None:
-    engine = StorageEngine(root / "storage")
-    engine.open()
-    engine.catalog.create_database("db")
+    engine = bench_engine(root / "storage")
     tables = {n: engine.catalog.create_table("db", spec(n, n == "t_part")) for n in ("t_part", "t_flat")}
     t0 = time.perf_counter()
     for batch in batches(rows_per_day, np.random.default_rng(7)):
@@ -102,12 +95,7 @@ def run(root: Path, rows_per_day: int, repeat: int) -> None:
         for name, table in tables.items():
             expression = sqlglot.parse_one(sql.format(t=name), read="doris")
             ctx = QueryContext("db", lambda db, n, table=table: OlapTableSource(engine, table, db_name="db"))
-            best = float("inf")
-            for _ in range(repeat):
-                start = time.perf_counter()
-                answers[name] = execute_query(expression, ctx)
-                best = min(best, time.perf_counter() - start)
-            times[name] = best
+            times[name], answers[name] = best_of(lambda e=expression, c=ctx: execute_query(e, c), repeat)
             if name == "t_part":
                 plan = explain_query(expression, ctx)
                 line = next((x.strip() for x in plan if "partitions=" in x), "")

@@ -44,6 +44,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pymysql
 
+from bench.harness import best_of
 from bench.ssb.compare import diff
 from bench.ssb.generate import default_out, flat_glob, generate, is_generated, sf_label
 from bench.ssb.queries import QUERIES, duckdb_sql
@@ -173,12 +174,7 @@ def _local_insert(table: str, glob: str) -> str:
 
 def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     fn()  # warm-up: caches, lazily built state
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, result
+    return best_of(fn, repeat)
 
 
 def write_warmup_file(data: Path, work: Path) -> Path:
