@@ -233,6 +233,33 @@ class RollupJob:
 
 
 @dataclass(frozen=True)
+class SchemaChangeJob:
+    """One index schema change (Doris's SchemaChangeJobV2 for a light index change):
+    PENDING -> WAITING_TXN -> RUNNING -> FINISHED | CANCELLED. `done_tablets`: tablets already swapped."""
+
+    job_id: int
+    db_id: int
+    table_id: int
+    table_name: str
+    index_id: int  # the base index (SHOW ALTER's IndexId / OriginIndexId)
+    state: str = JOB_PENDING
+    watershed_txn_id: int = -1
+    msg: str = ""
+    create_time: float = 0.0
+    finish_time: float | None = None
+    timeout_second: int = 86400
+    schema_version: int = 1
+    done_tablets: tuple[int, ...] = ()
+    # the table's index definition before the change (the catalog's JSON texts), restored by CANCEL
+    previous_index_defs: str | None = None
+    previous_properties: str | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.state in JOB_DONE_STATES
+
+
+@dataclass(frozen=True)
 class TableSpec:
     """What CREATE TABLE asks the catalog to create, fully analysed (defaults applied, rules checked).
 

@@ -10,14 +10,14 @@ rowsets of one partition, turning SHADOW into NORMAL, dropping the shadow index 
 
 from __future__ import annotations
 
-import json
 import secrets
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
+from storage.catalog.job_tables import ROLLUP_JOBS, table_busy
 from storage.catalog.model import (
     INDEX_NORMAL,
     INDEX_SHADOW,
@@ -26,7 +26,6 @@ from storage.catalog.model import (
     JOB_PENDING,
     JOB_RUNNING,
     JOB_WAITING_TXN,
-    Column,
     MaterializedIndexMeta,
     OlapTable,
     RollupJob,
@@ -38,11 +37,7 @@ from storage.errors import doris_error
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-ROLLUP_SCHEMA = """
-CREATE TABLE IF NOT EXISTS alter_jobs (
-    job_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, state TEXT NOT NULL,
-    record TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS alter_jobs_by_table ON alter_jobs (table_id);
+ROLLUP_SCHEMA = ROLLUP_JOBS.schema + """;
 CREATE TABLE IF NOT EXISTS dropped_rollup_tablets (tablet_id INTEGER PRIMARY KEY)
 """
 
@@ -51,47 +46,9 @@ class JobStateChanged(Exception):
     """A job step found the job (or its table) no longer in the state the step started from."""
 
 
-def _job_json(job: RollupJob) -> str:
-    return json.dumps(asdict(job), ensure_ascii=False, separators=(",", ":"))
-
-
-def _job_from(text: str) -> RollupJob:
-    d: dict[str, Any] = json.loads(text)
-    r = d.pop("rollup")
-    spec = RollupSpec(r["name"], tuple(Column(**c) for c in r["columns"]), r["short_key_column_count"])
-    return RollupJob(**{**d, "rollup": spec, "backfilled": tuple(tuple(p) for p in d["backfilled"])})
-
-
 def not_normal_state(table_name: str) -> Exception:
     """Doris's OlapTable.checkNormalStateForAlter: one ALTER job per table at a time."""
     return doris_error(f"Table[{table_name}]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops")
-
-
-def save_job(c: sqlite3.Connection, job: RollupJob) -> None:
-    c.execute("INSERT OR REPLACE INTO alter_jobs VALUES (?, ?, ?, ?, ?)",
-              (job.job_id, job.db_id, job.table_id, job.state, _job_json(job)))
-
-
-def _busy(c: sqlite3.Connection, table_id: int) -> bool:
-    """An unfinished ALTER job (rollup or index schema change) holds the table."""
-    for sql in ("SELECT 1 FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
-                "SELECT 1 FROM schema_change_jobs WHERE table_id = ? AND state NOT IN (?, ?)"):
-        if c.execute(sql, (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchone():
-            return True
-    return False
-
-
-def cancel_table_jobs(c: sqlite3.Connection, table_id: int, msg: str) -> None:
-    """Unfinished jobs of a table being dropped end CANCELLED (their index goes with the table)."""
-    for (record,) in c.execute("SELECT record FROM alter_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
-                               (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchall():
-        save_job(c, replace(_job_from(record), state=JOB_CANCELLED, msg=msg, finish_time=time.time()))
-    for (record,) in c.execute("SELECT record FROM schema_change_jobs WHERE table_id = ? AND state NOT IN (?, ?)",
-                               (table_id, JOB_FINISHED, JOB_CANCELLED)).fetchall():
-        d = json.loads(record)
-        d.update(state=JOB_CANCELLED, msg=msg, finish_time=time.time())
-        c.execute("UPDATE schema_change_jobs SET state = ?, record = ? WHERE job_id = ?",
-                  (JOB_CANCELLED, json.dumps(d, separators=(",", ":")), d["job_id"]))
 
 
 class RollupCatalog:
@@ -112,19 +69,12 @@ class RollupCatalog:
     # ------------------------------------------------------------ reading jobs
 
     def rollup_jobs(self, db_id: int | None = None, table_id: int | None = None) -> list[RollupJob]:
-        sql, args = "SELECT record FROM alter_jobs WHERE 1 = 1", []
-        if db_id is not None:
-            sql, args = sql + " AND db_id = ?", [*args, db_id]
-        if table_id is not None:
-            sql, args = sql + " AND table_id = ?", [*args, table_id]
         with self._read() as c:
-            rows = c.execute(sql + " ORDER BY job_id", args).fetchall()
-        return [_job_from(r[0]) for r in rows]
+            return ROLLUP_JOBS.jobs(c, db_id, table_id)
 
     def get_rollup_job(self, job_id: int) -> RollupJob | None:
         with self._read() as c:
-            row = c.execute("SELECT record FROM alter_jobs WHERE job_id = ?", (job_id,)).fetchone()
-        return None if row is None else _job_from(row[0])
+            return ROLLUP_JOBS.get(c, job_id)
 
     def prepared_txns_below(self, table_id: int, txn_id: int) -> list[int]:
         """Loads into the table still running that began before `txn_id` (WAITING_TXN waits for them)."""
@@ -142,7 +92,7 @@ class RollupCatalog:
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if _busy(c, table_id):
+            if table_busy(c, table_id):
                 raise not_normal_state(table.name)
             taken = {i.name for i in table.indexes}
             jobs = []
@@ -158,15 +108,14 @@ class RollupCatalog:
                     base_index_id=source_id, base_index_name=source.name, rollup=spec,
                     rollup_index_id=self._allocate(c), create_time=now, timeout_second=timeout,
                 )
-                save_job(c, job)
+                ROLLUP_JOBS.save(c, job)
                 jobs.append(job)
             return jobs
 
     def _job_in(self, c: sqlite3.Connection, job_id: int, *states: str) -> RollupJob:
-        row = c.execute("SELECT record FROM alter_jobs WHERE job_id = ?", (job_id,)).fetchone()
-        if row is None:
+        job = ROLLUP_JOBS.get(c, job_id)
+        if job is None:
             raise JobStateChanged(f"job {job_id} does not exist")
-        job = _job_from(row[0])
         if job.state not in states:
             raise JobStateChanged(f"job {job_id} is {job.state}")
         return job
@@ -196,13 +145,13 @@ class RollupCatalog:
                                for b in range(p.buckets)])
             watershed = c.execute("SELECT value FROM counters WHERE name = 'txn'").fetchone()[0]
             job = replace(job, state=JOB_WAITING_TXN, watershed_txn_id=watershed)
-            save_job(c, job)
+            ROLLUP_JOBS.save(c, job)
             return job
 
     def set_rollup_job_state(self, job_id: int, expected: str, state: str) -> RollupJob:
         with self._write() as c:
             job = replace(self._job_in(c, job_id, expected), state=state)
-            save_job(c, job)
+            ROLLUP_JOBS.save(c, job)
             return job
 
     def commit_backfill(self, job_id: int, partition_id: int, version: int, rowsets: Sequence[Rowset]) -> RollupJob:
@@ -227,7 +176,7 @@ class RollupCatalog:
             c.execute("UPDATE partitions SET data_size = data_size + ? WHERE partition_id = ?",
                       (sum(rs.data_size for rs in rowsets), partition_id))
             job = replace(job, backfilled=(*job.backfilled, (partition_id, version)))
-            save_job(c, job)
+            ROLLUP_JOBS.save(c, job)
             return job
 
     def finish_rollup_job(self, job_id: int) -> RollupJob:
@@ -241,7 +190,7 @@ class RollupCatalog:
                 return job
             c.execute("UPDATE indexes SET state = ? WHERE index_id = ?", (INDEX_NORMAL, job.rollup_index_id))
             job = replace(job, state=JOB_FINISHED, finish_time=time.time())
-            save_job(c, job)
+            ROLLUP_JOBS.save(c, job)
             return job
 
     def cancel_rollup_job(self, job_id: int, msg: str) -> RollupJob | None:
@@ -254,7 +203,7 @@ class RollupCatalog:
                 return None
             dropped = self._delete_index(c, job.rollup_index_id)
             job = replace(job, state=JOB_CANCELLED, msg=msg, finish_time=time.time())
-            save_job(c, job)
+            ROLLUP_JOBS.save(c, job)
         self._notify_dropped(dropped)
         return job
 
@@ -267,7 +216,7 @@ class RollupCatalog:
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if _busy(c, table_id):
+            if table_busy(c, table_id):
                 raise not_normal_state(table.name)
             by_name = {i.name: i for i in table.indexes if i.state == INDEX_NORMAL}
             for name in names:

@@ -15,68 +15,26 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
+from storage.catalog.job_tables import SCHEMA_CHANGE_JOBS, table_busy
 from storage.catalog.model import (
     JOB_CANCELLED,
     JOB_DONE_STATES,
-    JOB_PENDING,
     JOB_RUNNING,
     IndexDef,
     OlapTable,
     Rowset,
+    SchemaChangeJob,
 )
-from storage.catalog.rollup_jobs import JobStateChanged, _busy, not_normal_state
+from storage.catalog.rollup_jobs import JobStateChanged, not_normal_state
 from storage.errors import doris_error
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-SCHEMA_CHANGE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_change_jobs (
-    job_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, state TEXT NOT NULL,
-    record TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS schema_change_jobs_by_table ON schema_change_jobs (table_id)
-"""
-
-
-@dataclass(frozen=True)
-class SchemaChangeJob:
-    """One index schema change (Doris's SchemaChangeJobV2 for a light index change):
-    PENDING -> WAITING_TXN -> RUNNING -> FINISHED | CANCELLED. `done_tablets`: tablets already swapped."""
-
-    job_id: int
-    db_id: int
-    table_id: int
-    table_name: str
-    index_id: int  # the base index (SHOW ALTER's IndexId / OriginIndexId)
-    state: str = JOB_PENDING
-    watershed_txn_id: int = -1
-    msg: str = ""
-    create_time: float = 0.0
-    finish_time: float | None = None
-    timeout_second: int = 86400
-    schema_version: int = 1
-    done_tablets: tuple[int, ...] = ()
-    # the table's index definition before the change (the catalog's JSON texts), restored by CANCEL
-    previous_index_defs: str | None = None
-    previous_properties: str | None = None
-
-    @property
-    def done(self) -> bool:
-        return self.state in JOB_DONE_STATES
-
-
-def _job_from(text: str) -> SchemaChangeJob:
-    d = json.loads(text)
-    return SchemaChangeJob(**{**d, "done_tablets": tuple(d["done_tablets"])})
-
-
-def _save(c: sqlite3.Connection, job: SchemaChangeJob) -> None:
-    c.execute("INSERT OR REPLACE INTO schema_change_jobs VALUES (?, ?, ?, ?, ?)",
-              (job.job_id, job.db_id, job.table_id, job.state,
-               json.dumps(asdict(job), separators=(",", ":"))))
+SCHEMA_CHANGE_SCHEMA = SCHEMA_CHANGE_JOBS.schema
 
 
 class SchemaChangeCatalog:
@@ -91,18 +49,12 @@ class SchemaChangeCatalog:
         def _load_table(c: sqlite3.Connection, table_id: int) -> OlapTable | None: ...
 
     def schema_change_jobs(self, db_id: int | None = None, table_id: int | None = None) -> list[SchemaChangeJob]:
-        sql, args = "SELECT record FROM schema_change_jobs WHERE 1 = 1", []
-        if db_id is not None:
-            sql, args = sql + " AND db_id = ?", [*args, db_id]
-        if table_id is not None:
-            sql, args = sql + " AND table_id = ?", [*args, table_id]
         with self._read() as c:
-            return [_job_from(r[0]) for r in c.execute(sql + " ORDER BY job_id", args).fetchall()]
+            return SCHEMA_CHANGE_JOBS.jobs(c, db_id, table_id)
 
     def get_schema_change_job(self, job_id: int) -> SchemaChangeJob | None:
         with self._read() as c:
-            row = c.execute("SELECT record FROM schema_change_jobs WHERE job_id = ?", (job_id,)).fetchone()
-        return None if row is None else _job_from(row[0])
+            return SCHEMA_CHANGE_JOBS.get(c, job_id)
 
     def alter_table_indexes(self, table_id: int, index_defs: Sequence[IndexDef] | None = None,
                             properties: Sequence[tuple[str, str]] | None = None,
@@ -114,7 +66,7 @@ class SchemaChangeCatalog:
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if _busy(c, table_id):
+            if table_busy(c, table_id):
                 raise not_normal_state(table.name)
             previous = c.execute("SELECT index_defs, properties FROM tables WHERE table_id = ?",
                                  (table_id,)).fetchone()
@@ -127,8 +79,7 @@ class SchemaChangeCatalog:
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
             if job_timeout is None:
                 return None
-            done = [r[0] for r in c.execute("SELECT record FROM schema_change_jobs WHERE table_id = ?",
-                                            (table_id,))]
+            done = SCHEMA_CHANGE_JOBS.jobs(c, table_id=table_id)
             job = SchemaChangeJob(
                 job_id=self._allocate(c), db_id=table.db_id, table_id=table_id, table_name=table.name,
                 index_id=table.base_index_id, create_time=time.time(), timeout_second=job_timeout,
@@ -136,14 +87,13 @@ class SchemaChangeCatalog:
                 previous_index_defs=previous[0], previous_properties=previous[1],
                 watershed_txn_id=c.execute("SELECT value FROM counters WHERE name = 'txn'").fetchone()[0],
             )
-            _save(c, job)
+            SCHEMA_CHANGE_JOBS.save(c, job)
             return job
 
     def _sc_job_in(self, c: sqlite3.Connection, job_id: int, *states: str) -> SchemaChangeJob:
-        row = c.execute("SELECT record FROM schema_change_jobs WHERE job_id = ?", (job_id,)).fetchone()
-        if row is None:
+        job = SCHEMA_CHANGE_JOBS.get(c, job_id)
+        if job is None:
             raise JobStateChanged(f"job {job_id} does not exist")
-        job = _job_from(row[0])
         if job.state not in states:
             raise JobStateChanged(f"job {job_id} is {job.state}")
         if self._load_table(c, job.table_id) is None:
@@ -154,7 +104,7 @@ class SchemaChangeCatalog:
         with self._write() as c:
             job = self._sc_job_in(c, job_id, expected)
             job = replace(job, state=state, finish_time=time.time() if state in JOB_DONE_STATES else None)
-            _save(c, job)
+            SCHEMA_CHANGE_JOBS.save(c, job)
             return job
 
     def cancel_schema_change_job(self, job_id: int, msg: str) -> SchemaChangeJob | None:
@@ -162,14 +112,14 @@ class SchemaChangeCatalog:
         Doris drops the shadow schema): new loads stop writing the index. Rowsets already rewritten keep the
         extra index pages; they are correct data and the scan uses an index only where a segment has it."""
         with self._write() as c:
-            row = c.execute("SELECT record FROM schema_change_jobs WHERE job_id = ?", (job_id,)).fetchone()
-            if row is None or _job_from(row[0]).done:
+            job = SCHEMA_CHANGE_JOBS.get(c, job_id)
+            if job is None or job.done:
                 return None
-            job = replace(_job_from(row[0]), state=JOB_CANCELLED, msg=msg, finish_time=time.time())
+            job = replace(job, state=JOB_CANCELLED, msg=msg, finish_time=time.time())
             if job.previous_index_defs is not None:
                 c.execute("UPDATE tables SET index_defs = ?, properties = ?, update_time = ? WHERE table_id = ?",
                           (job.previous_index_defs, job.previous_properties, time.time(), job.table_id))
-            _save(c, job)
+            SCHEMA_CHANGE_JOBS.save(c, job)
             return job
 
     def replace_rowsets(self, old_ids: Sequence[str], new_rowsets: Sequence[Rowset],
@@ -201,11 +151,11 @@ class SchemaChangeCatalog:
                 c.execute("UPDATE partitions SET data_size = MAX(0, data_size + ?) WHERE partition_id = "
                           "(SELECT partition_id FROM tablets WHERE tablet_id = ?)", (d, tid))
             if job is not None and tablet_id is not None:
-                _save(c, replace(job, done_tablets=(*job.done_tablets, tablet_id)))
+                SCHEMA_CHANGE_JOBS.save(c, replace(job, done_tablets=(*job.done_tablets, tablet_id)))
 
     def mark_tablet_done(self, job_id: int, tablet_id: int) -> SchemaChangeJob:
         with self._write() as c:
             job = self._sc_job_in(c, job_id, JOB_RUNNING)
             job = replace(job, done_tablets=(*job.done_tablets, tablet_id))
-            _save(c, job)
+            SCHEMA_CHANGE_JOBS.save(c, job)
             return job

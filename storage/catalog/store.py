@@ -23,6 +23,7 @@ from typing import Any
 
 from storage.catalog.compaction import COMPACTION_SCHEMA, CompactionCatalog
 from storage.catalog.delete_jobs import DELETE_SCHEMA, DeleteCatalog
+from storage.catalog.job_tables import cancel_table_jobs
 from storage.catalog.model import (
     INDEX_NORMAL,
     PARTITION_INIT_VERSION,
@@ -40,7 +41,7 @@ from storage.catalog.model import (
     Tablet,
 )
 from storage.catalog.partition_items import cannot_add_partition, check_new_items, sort_items
-from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog, cancel_table_jobs
+from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
 from storage.errors import StorageError, doris_error
 
