@@ -233,15 +233,21 @@ def file_schema(opts: FileScanOptions) -> pa.Schema:
         return pa.schema([pa.field(n, pa.string()) for n in names])
     if opts.format == "parquet":
         return normalize_schema(ds.dataset(list(opts.paths[:1]), format="parquet").schema)
-    return normalize_schema(_read_json(opts.paths[0], opts).schema)
+    schema = normalize_schema(_read_json(opts.paths[0], opts).schema)
+    if not len(schema):  # Doris finds no columns in an empty JSON file (or `[]`) either
+        raise tvf_error("The first line is empty, can not parse column numbers")
+    return schema
 
 
 def _read_json(path: str, opts: FileScanOptions) -> pa.Table:
+    data = _read_bytes(path, opts.compression)
+    if not data.strip():
+        return pa.table({})  # Arrow and json refuse an empty file; it has no rows and no columns
     if opts.read_json_by_line and not opts.strip_outer_array:
-        return pajson.read_json(pa.BufferReader(_read_bytes(path, opts.compression)))
+        return pajson.read_json(pa.BufferReader(data))
     # one JSON document (an array of objects with strip_outer_array): small files only on this path;
     # loads read these through Spark
-    doc = json.loads(_read_bytes(path, opts.compression))
+    doc = json.loads(data)
     rows = doc if isinstance(doc, list) else [doc]
     return pa.Table.from_pylist(rows)
 

@@ -221,22 +221,26 @@ def run_spark_insert(req: SparkInsert, handle: LoadHandle) -> InsertOutcome:
     """One INSERT ... SELECT as one transaction: begin (label checked), Spark writes staged rowsets,
     then publish all or nothing; strict mode aborts on any filtered row."""
     from storage.spark.datasource import run_spark_load
-    from storage.spark.session import spark_session
+    from storage.spark.errors import spark_errors
+    from storage.spark.session import spark_session, worker_python
 
     table = req.table
     check_partitions(table, req.partitions)
     columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
     _resolve_targets(columns, req.target_columns)  # unknown / repeated columns fail before anything runs
-    spark = spark_session(req.settings)
-    # Spark finds Python data sources ("dorislite") through the JVM thread's active session, and each
-    # server worker thread is its own JVM thread: make the shared session active here
-    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
-    views = register_views(spark, req.query, req.resolve)
+    with spark_errors("Load", worker_python(req.settings)):
+        spark = spark_session(req.settings)
+        # Spark finds Python data sources ("dorislite") through the JVM thread's active session, and each
+        # server worker thread is its own JVM thread: make the shared session active here
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+        views = register_views(spark, req.query, req.resolve)
     txn_id = req.engine.catalog.begin_txn(table.db_id, table.table_id, req.label)
     try:
         handle.loading(txn_id)
-        frame = target_frame(spark.sql(views.sql), table, columns, req.target_columns, req.partitions, req.now)
-        result = run_spark_load(req.engine, table, frame, txn_id, handle.job_group, arrow_schema(table))
+        with spark_errors("Load", spark.sparkContext.pythonExec):
+            frame = target_frame(spark.sql(views.sql), table, columns, req.target_columns, req.partitions,
+                                 req.now)
+            result = run_spark_load(req.engine, table, frame, txn_id, handle.job_group, arrow_schema(table))
         with handle.commit_guard():
             if handle.cancelled:
                 raise LoadCancelled()

@@ -10,6 +10,7 @@ references are then renamed to the views and the query transpiled with sqlglot's
 from __future__ import annotations
 
 import json
+import logging
 import re
 import uuid
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from sqlglot import exp
 
 from planner.file_source import FileScanOptions, file_schema, head_lines, options_of
 from sql import expressions as dx
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -172,5 +175,9 @@ def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveO
 
 
 def drop_views(spark: SparkSession, views: list[str]) -> None:
+    """Best effort: a failure here (a JVM that died with the load) must not hide the load's own error."""
     for view in views:
-        spark.catalog.dropTempView(view)
+        try:
+            spark.catalog.dropTempView(view)
+        except Exception:  # noqa: BLE001
+            log.warning("could not drop Spark view %s", view, exc_info=True)

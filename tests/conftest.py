@@ -33,15 +33,18 @@ class ServerProcess:
     log: Path | None = None
     http_port: int = 0  # the HTTP API's port (a free one unless set)
     conf: Path | None = None  # a folder with fe.conf / be.conf (default: the repository's conf/)
+    command: tuple[str, ...] = (sys.executable, "-m", "server")  # how the server is started
+    env: dict[str, str] | None = None  # the server's whole environment (default: the tests')
+    cwd: Path = ROOT
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.log = self.storage.parent / f"server-{self.port}.log"
         self.http_port = self.http_port or free_port()
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--port", str(self.port), "--storage", str(self.storage),
+            [*self.command, "serve", "--port", str(self.port), "--storage", str(self.storage),
              "--http-port", str(self.http_port), *(["--conf", str(self.conf)] if self.conf else [])],
-            cwd=ROOT, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
+            cwd=self.cwd, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -71,7 +71,7 @@ from storage.spark.tables import (
     read_only_engine,
     table_schema,
 )
-from storage.spark.task_writer import WriteTask
+from storage.spark.task_writer import WriteTask, write_committed
 
 __all__ = ["DorisLiteDataSource", "SparkLoadResult", "register", "run_spark_load", "spark_load_progress"]
 
@@ -199,7 +199,9 @@ class TabletReader(DataSourceReader):
         return self.tablets
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, TabletPartition)
+        if not isinstance(partition, TabletPartition):
+            # no tablet holds data: Spark still runs one task, with InputPartition(None), for an empty read
+            return
         engine = read_only_engine(self.root)
         try:
             result = engine.scan(ScanRequest(
@@ -254,6 +256,7 @@ class DorisLiteWriter(DataSourceArrowWriter):
             tablets = {(t.partition_id, t.index_id, t.bucket): t for t in catalog.tablets(table.table_id)}
         finally:
             catalog.close()
+        self.root, self.txn_id = root, txn_id
         fail = options.get("test_fail_partition")
         self.task = WriteTask(
             root=root, txn_id=txn_id, table=table, tablets=tablets,
@@ -272,7 +275,8 @@ class DorisLiteWriter(DataSourceArrowWriter):
         return TaskDone(partition, attempt, len(m.staged), m.loaded_rows, m.error_rows)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        # informational: the server publishes after the job returns, from the task manifests
+        # the server publishes after the job returns, from the manifests of the tasks listed here
+        write_committed(self.root, self.txn_id, [m.spark_partition for m in messages if isinstance(m, TaskDone)])
         log.debug("dorislite write: %d tasks done", len(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:

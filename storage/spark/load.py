@@ -18,7 +18,13 @@ from storage.catalog.model import OlapTable
 from storage.engine import StagedRowset, StorageEngine
 from storage.errors import StorageError
 from storage.spark.tables import encode_schema
-from storage.spark.task_writer import ERROR_COLUMN, merge_task_rowsets, pick_samples, read_manifests
+from storage.spark.task_writer import (
+    ERROR_COLUMN,
+    merge_task_rowsets,
+    pick_samples,
+    read_committed,
+    read_manifests,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -75,9 +81,12 @@ def run_spark_load(engine: StorageEngine, table: OlapTable, df: DataFrame, txn_i
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
         sc.setLocalProperty("spark.job.interruptOnCancel", None)
+    committed = read_committed(engine.root, txn_id)
     manifests = read_manifests(engine.root, txn_id)
-    if len(manifests) != n_tasks:
-        raise StorageError(f"Spark load txn {txn_id}: {len(manifests)} task manifests for {n_tasks} tasks")
+    written = sorted(m.spark_partition for m in manifests)
+    if committed is None or written != committed or len(written) > n_tasks:
+        raise StorageError(f"Spark load txn {txn_id}: task manifests {written} do not match the committed "
+                           f"tasks {committed} ({n_tasks} buckets)")
     staged = merge_task_rowsets(engine.root, txn_id, [s for m in manifests for s in m.staged])
     samples = pick_samples([s for m in manifests for s in m.error_samples])
     return SparkLoadResult(

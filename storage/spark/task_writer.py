@@ -27,6 +27,7 @@ from storage.engine import StagedRowset, reject_masks, staging_path, write_route
 
 ERROR_COLUMN = "__dl_error"
 MANIFEST_DIR = "_manifests"
+COMMITTED = "committed.json"
 MAX_ERROR_SAMPLES = 10
 
 
@@ -60,13 +61,31 @@ def write_manifest(root: Path | str, txn_id: int, manifest: TaskManifest) -> Pat
     d = manifest_dir(root, txn_id)
     d.mkdir(parents=True, exist_ok=True)
     final = d / f"part-{manifest.spark_partition:05d}.json"
-    tmp = d / f".{final.name}.{uuid.uuid4().hex}.tmp"
+    _write_atomically(final, manifest.to_json())
+    return final
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with open(tmp, "w") as f:
-        f.write(manifest.to_json())
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
-    os.replace(tmp, final)
-    return final
+    os.replace(tmp, path)
+
+
+def write_committed(root: Path | str, txn_id: int, spark_partitions: Iterable[int]) -> None:
+    """The Spark partitions whose tasks the job committed (written by the job's commit): Spark may run
+    fewer tasks than buckets (an input it knows to be empty is not shuffled), so this, not the bucket
+    count, says which manifests must be there."""
+    d = manifest_dir(root, txn_id)
+    d.mkdir(parents=True, exist_ok=True)
+    _write_atomically(d / COMMITTED, json.dumps(sorted(set(spark_partitions))))
+
+
+def read_committed(root: Path | str, txn_id: int) -> list[int] | None:
+    path = manifest_dir(root, txn_id) / COMMITTED
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def read_manifests(root: Path | str, txn_id: int) -> list[TaskManifest]:

@@ -149,6 +149,48 @@ def test_partition_restriction_and_empty_select(cur) -> None:
         cur.execute("INSERT INTO t PARTITION (p9) SELECT * FROM src")
 
 
+@pytest.mark.parametrize("keys", ["DUPLICATE", "AGGREGATE"])
+def test_loads_that_select_nothing_succeed(cur, tmp_path: Path, keys: str) -> None:
+    """Doris loads zero rows and succeeds: an empty table, a filter nothing passes, a join with an empty
+    side, a constant filter Spark folds away (so it runs fewer tasks than buckets), empty files."""
+    value = "v INT SUM" if keys == "AGGREGATE" else "v INT"
+    cur.execute(f"CREATE TABLE src (k INT, {value}) {keys} KEY(k) {DDL}")
+    cur.execute(f"CREATE TABLE empty_src (k INT, {value}) {keys} KEY(k) {DDL}")
+    cur.execute(f"CREATE TABLE dst (k INT, {value}) {keys} KEY(k) {DDL}")
+    cur.execute("INSERT INTO src VALUES (1, 1), (2, 2)")
+    cur.execute("INSERT INTO dst VALUES (5, 5)")
+    pq.write_table(pa.table({"k": pa.array([], pa.int32()), "v": pa.array([], pa.int32())}), tmp_path / "e.parquet")
+    (tmp_path / "e.csv").write_text("")
+    (tmp_path / "header.csv").write_text("k,v\n")
+    sources = {
+        "empty_table": "SELECT * FROM empty_src",
+        "no_match": "SELECT * FROM src WHERE k > 100",
+        "empty_join": "SELECT src.k, src.v FROM src JOIN empty_src e ON src.k = e.k",
+        "folded": "SELECT k, v FROM src WHERE 1 = 0",
+        "empty_agg": "SELECT k, sum(v) FROM empty_src GROUP BY k",
+        "empty_parquet": f"SELECT * FROM {local(tmp_path / 'e.parquet', 'parquet')}",
+        "empty_csv": f"SELECT * FROM {local(tmp_path / 'e.csv', 'csv', csv_schema='k:int;v:int')}",
+        "header_only": f"SELECT * FROM {local(tmp_path / 'header.csv', 'csv_with_names', column_separator=',')}",
+    }
+    for label, select in sources.items():
+        cur.execute(f"INSERT INTO dst WITH LABEL {label} {select}")
+        assert cur.rowcount == 0, label
+        load = show_load(cur, label)
+        assert (load["State"], load["ErrorMsg"]) == ("FINISHED", None), (label, load)
+        assert "dpp.norm.ALL=0" in load["EtlInfo"]
+    assert rows(cur, "SELECT k, v FROM dst") == [(5, 5)]
+    cur.execute("INSERT INTO dst SELECT * FROM src")  # the table still loads afterwards
+    assert rows(cur, "SELECT k, v FROM dst ORDER BY k") == [(1, 1), (2, 2), (5, 5)]
+
+
+def test_empty_json_file_has_no_columns(cur, tmp_path: Path) -> None:
+    (tmp_path / "e.json").write_text("")
+    (tmp_path / "a.json").write_text("[]")
+    for source in (local(tmp_path / "e.json", "json"), local(tmp_path / "a.json", "json", strip_outer_array="true")):
+        with pytest.raises(pymysql.err.OperationalError, match="The first line is empty, can not parse column numbers"):
+            cur.execute(f"SELECT * FROM {source}")
+
+
 def _big_parquet(path: Path, n: int) -> Path:
     keys = np.arange(n, dtype=np.int64)
     pq.write_table(pa.table({"k": keys, "v": pa.array(np.char.add("value-", keys.astype(str)))}), path)

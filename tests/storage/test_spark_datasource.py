@@ -310,3 +310,60 @@ def test_spark_conf_comes_from_fe_conf() -> None:
     assert conf["spark.master"] == "spark://h:7077" and conf["spark.executor.memory"] == "3g"
     assert conf["spark.ui.enabled"] == "false" and "other" not in conf
     assert spark_conf({})["spark.master"] == "local[*]" and spark_conf({})["spark.driver.memory"] == "2g"
+
+
+def test_spark_conf_runs_the_servers_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from storage.spark.session import spark_conf, worker_python
+
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    assert worker_python({}) == sys.executable
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/py/bin/python3")
+    assert worker_python({}) == "/opt/py/bin/python3"
+    # fe.conf's Spark setting comes before the environment, as in spark-submit
+    assert spark_conf({"spark.pyspark.python": "/srv/py/bin/python"})["spark.pyspark.python"] == "/srv/py/bin/python"
+    # a source checkout (this one) is put on the workers' path, after the user's own entries
+    conf = spark_conf({"spark.executorEnv.PYTHONPATH": "/u/lib"})
+    root = str(Path(__file__).resolve().parents[2])
+    assert conf["spark.executorEnv.PYTHONPATH"].split(":") == ["/u/lib", root]
+
+
+def test_failing_task_names_its_exception(spark, engine: StorageEngine) -> None:
+    from storage.errors import StorageError
+    from storage.spark.errors import spark_errors
+
+    table = engine.catalog.create_table("db", table_spec("fails_named", KEYS_DUP))
+    txn_id = engine.catalog.begin_txn(table.db_id, table.table_id)
+    with pytest.raises(StorageError) as e, spark_errors("Load", "/some/python"):
+        run_spark_load(engine, table, spark.createDataFrame(make_rows(100, 5, KEYS_DUP)), txn_id, "named",
+                       SCHEMA, options={"test_fail_partition": "0"})
+    assert e.value.message == ("errCode = 2, detailMessage = Load failed on Spark: "
+                               "RuntimeError: injected failure in Spark partition 0")
+    engine.abort(txn_id, "failed")
+
+
+def test_reading_a_missing_table_names_the_cause(spark, engine: StorageEngine) -> None:
+    from storage.errors import StorageError
+    from storage.spark.errors import spark_errors
+
+    with pytest.raises(StorageError) as e, spark_errors("Read", "/some/python"):
+        spark.read.format("dorislite").option("root", str(engine.root)).option("database", "db") \
+            .option("table", "nope").load().count()
+    assert e.value.message == "errCode = 2, detailMessage = Read failed on Spark: StorageError: Unknown table 'db.nope'"
+
+
+def test_empty_sources_load_nothing(spark, engine: StorageEngine) -> None:
+    """A table without data reads as no rows (Spark hands read() InputPartition(None)), and an empty frame,
+    which Spark may run as fewer tasks than buckets, loads nothing."""
+    source = engine.catalog.create_table("db", table_spec("empty_src", KEYS_AGG))
+    df = spark.read.format("dorislite").option("root", str(engine.root)).option("database", "db") \
+        .option("table", "empty_src").option("schema", encode_schema(SCHEMA)).load()
+    assert df.count() == 0
+    target = engine.catalog.create_table("db", table_spec("empty_dst", KEYS_AGG))
+    for i, frame in enumerate((df, spark.createDataFrame(make_rows(10, 1, KEYS_AGG)).where("1 = 0"))):
+        txn_id = engine.catalog.begin_txn(target.db_id, target.table_id)
+        result = run_spark_load(engine, target, frame, txn_id, f"empty{i}", SCHEMA)
+        assert (result.loaded_rows, result.filtered_rows, result.partition_ids) == (0, 0, [])
+        engine.abort(txn_id, "no data")
+    assert scan(engine, source).num_rows == scan(engine, target).num_rows == 0
