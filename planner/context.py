@@ -8,11 +8,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
 from storage.predicate import ColumnPredicate
+
+if TYPE_CHECKING:
+    from planner.guard import QueryGuard
 
 
 @runtime_checkable
@@ -48,6 +51,8 @@ class QueryContext:
     now: dt.datetime | None = None
     # a cached plan's scans read through per-execution copies of its sources (planner/plan_cache.py)
     source_override: Callable[[TableSource], TableSource] | None = None
+    # KILL QUERY, query_timeout and exec_mem_limit of the running statement (planner/guard.py)
+    guard: QueryGuard | None = None
 
     def statement_time(self) -> dt.datetime:
         if self.now is None:

@@ -125,10 +125,15 @@ class LogicalAggregate(LogicalPlan):
     input: LogicalPlan
     keys: tuple[str, ...]
     aggregates: tuple[AggregateCall, ...] = ()
+    # GROUP BY ROLLUP / CUBE / GROUPING SETS: the key subsets grouped by (keys outside a set are NULL in
+    # its rows); `grouping` calls (GROUPING / GROUPING_ID) give each row's bit vector of rolled-up keys
+    grouping_sets: tuple[tuple[str, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         used = set(self.keys) | {a for call in self.aggregates for a in call.args}
         _check(used, self.input.output, "Aggregate")
+        for s in self.grouping_sets or ():
+            _check(set(s), self.keys, "Grouping set")
 
     @property
     def output(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -228,6 +233,45 @@ class LogicalUnion(LogicalPlan):
 
     def children(self) -> tuple[LogicalPlan, ...]:
         return self.inputs
+
+
+@dataclass(frozen=True)
+class WindowCall:
+    """One `func(args) OVER (PARTITION BY ... ORDER BY ... frame)`; expressions are bound over the input."""
+
+    out: str
+    func: str  # row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag, lead, first_value,
+    #            last_value, nth_value, or an aggregate: count_star, count, sum, avg, min, max, stddev ...
+    args: tuple[exp.Expression, ...]
+    partition: tuple[exp.Expression, ...] = ()
+    order: tuple[tuple[exp.Expression, bool, bool], ...] = ()  # (key, ascending, nulls first)
+    frame: str | None = None  # "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", checked by the binder
+
+    def expressions(self) -> list[exp.Expression]:
+        return [*self.args, *self.partition, *(k for k, _, _ in self.order)]
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalWindow(LogicalPlan):
+    """The input's rows with one more column per window call."""
+
+    input: LogicalPlan
+    calls: tuple[WindowCall, ...]
+
+    def __post_init__(self) -> None:
+        for call in self.calls:
+            for e in call.expressions():
+                _check(referenced_ids(e), self.input.output, "Window")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.input.output + tuple(c.out for c in self.calls)
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.input,)
+
+    def expressions(self) -> list[exp.Expression]:
+        return [e for c in self.calls for e in c.expressions()]
 
 
 def explain_tree(plan: LogicalPlan, indent: int = 0) -> str:

@@ -34,6 +34,7 @@ from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
 from planner.context import QueryContext, TableSource
 from planner.file_source import bind_table_functions
+from planner.guard import QueryGuard
 from planner.olap_source import OlapTableSource, arrow_schema
 from planner.plan_cache import PlanCache
 from planner.query import execute_cached, execute_query
@@ -151,6 +152,7 @@ class Session:
         self._sql = ""  # the statement text a query profile records
         self._key: str | None = None  # the text of a single-statement query: its plan cache key
         self._profile: QueryProfile | None = None  # set while a profiled query runs
+        self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
@@ -189,7 +191,14 @@ class Session:
         pass
 
     # -- dispatch ---------------------------------------------------------------------------------------
+    def _new_guard(self) -> QueryGuard:
+        """The bounds of the statement about to run (read now: a SET inside a multi-statement applies after)."""
+        limit = int(self.vars.get("exec_mem_limit") or 0)
+        timeout = float(self.vars.get("query_timeout") or 0)
+        return QueryGuard(mem_limit=limit if limit > 0 else None, timeout=timeout if timeout > 0 else None)
+
     def dispatch(self, statement: st.Statement) -> Result:
+        self._guard = self._new_guard()
         if not (isinstance(statement, st.ShowSimple) and statement.kind.upper() in ("WARNINGS", "ERRORS")):
             self.warnings = []  # SHOW WARNINGS reports the previous statement's
         handler = self.HANDLERS.get(type(statement))
@@ -250,6 +259,7 @@ class Session:
             resolve_table=resolve,
             variables=lambda scope, name: self.vars.get(name, scope),
             functions=functions,
+            guard=self._guard,
         )
 
     def run_query(self, expression: exp.Expression, key: str | None = None) -> pa.Table:
@@ -276,6 +286,7 @@ class Session:
             return None
         self._sql = sql.strip()
         self.warnings = []  # as dispatch does for every statement, before it can fail
+        self._guard = self._new_guard()
         ctx = self.query_context()
 
         def run() -> pa.Table | None:
@@ -455,7 +466,11 @@ class Session:
         return OkResult()
 
     def cancel(self) -> None:
-        """KILL QUERY of this connection (from another thread): cancel its running load, if any."""
+        """KILL QUERY of this connection (from another thread): interrupt its running query and cancel its
+        running load, if any."""
+        guard = self._guard
+        if guard is not None:
+            guard.cancel()
         for job in self.ctx.loads.running_for(self.info.connection_id):
             job.cancel()
 

@@ -30,6 +30,8 @@ class AggregateBuilder:
     keys: list[tuple[exp.Expression, str]] = field(default_factory=list)
     calls: list[tuple[exp.Expression, AggregateCall]] = field(default_factory=list)
     full_group_by: bool = True  # False: a bare non-grouped column reads as ANY_VALUE (MySQL without the mode)
+    # ROLLUP / CUBE / GROUPING SETS: each set as the very key expressions `keys` holds
+    grouping_sets: list[list[exp.Expression]] | None = None
 
     def _pre_column(self, bound: exp.Expression, hint: str) -> str:
         for cid, e in self.pre:
@@ -39,10 +41,13 @@ class AggregateBuilder:
         self.pre.append((cid, bound))
         return cid
 
-    def add_key(self, bound: exp.Expression) -> None:
-        if any(k == bound for k, _ in self.keys):
-            return
+    def add_key(self, bound: exp.Expression) -> exp.Expression:
+        """Add a GROUP BY key; returns the expression `keys` holds for it (an equal one added before)."""
+        for k, _ in self.keys:
+            if k == bound:
+                return k
         self.keys.append((bound, self._pre_column(bound, "group")))
+        return bound
 
     def _add_call(self, node: exp.AggFunc) -> str:
         for e, call in self.calls:
@@ -83,10 +88,31 @@ class AggregateBuilder:
             raise analysis_error(f"{func}(DISTINCT ...) is not supported", 1235, "42000")
         return func, args, False, sep
 
+    def _grouping(self, node: exp.Expression) -> str:
+        """GROUPING(k) / GROUPING_ID(k, ...): a call over key columns (1 bits for rolled-up keys)."""
+        if self.grouping_sets is None:
+            raise analysis_error(f"{node.sql('mysql')} can only be used with GROUP BY GROUPING SETS, ROLLUP "
+                                 "or CUBE")
+        ids = []
+        for arg in node.expressions:
+            kid = next((kid for k, kid in self.keys if k == arg), None)
+            if kid is None:
+                raise analysis_error(f"the argument {arg.sql('mysql')} of {node.sql('mysql')} must be in the "
+                                     "GROUP BY clause")
+            ids.append(kid)
+        for e, call in self.calls:
+            if e == node:
+                return call.out
+        call = AggregateCall("grouping", tuple(ids), False, self.new_id("grouping"))
+        self.calls.append((node, call))
+        return call.out
+
     def rewrite(self, bound: exp.Expression) -> exp.Expression:
         """An expression over the aggregate's output: keys and aggregate calls become column reads."""
 
         def fn(node: exp.Expression) -> exp.Expression:
+            if isinstance(node, exp.Grouping | exp.GroupingId):
+                return bound_column(self._grouping(node))
             for k, kid in self.keys:
                 if node == k:
                     return bound_column(kid)
@@ -106,4 +132,8 @@ class AggregateBuilder:
     def build(self, input_plan: LogicalPlan) -> LogicalAggregate:
         pre = self.pre or [(input_plan.output[0], bound_column(input_plan.output[0]))]
         project = LogicalProject(input_plan, tuple(pre))
-        return LogicalAggregate(project, tuple(kid for _, kid in self.keys), tuple(c for _, c in self.calls))
+        sets = None
+        if self.grouping_sets is not None:
+            kid = {id(k): i for k, i in self.keys}
+            sets = tuple(tuple(kid[id(k)] for k in s) for s in self.grouping_sets)
+        return LogicalAggregate(project, tuple(kid for _, kid in self.keys), tuple(c for _, c in self.calls), sets)

@@ -59,8 +59,8 @@ class ExpressionBinder:
         if isinstance(node, exp.Column):
             return self._column(node)
         if isinstance(node, exp.AggFunc) and not self.allow_aggregates:
-            raise analysis_error(f"{self.clause.upper()} clause can not contain aggregate functions: {node.sql('mysql')}",
-                                 1111, "HY000")
+            raise analysis_error(f"{self._clause_name()} clause can not contain aggregate functions: "
+                                 f"{node.sql('mysql')}", 1111, "HY000")
         if isinstance(node, exp.In) and node.args.get("query") is not None:
             values = self._subquery_column(node.args["query"])
             return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
@@ -69,9 +69,13 @@ class ExpressionBinder:
             return exp.Boolean(this=table.num_rows > 0)
         if isinstance(node, (exp.Subquery, exp.Select)):
             return const_node(self._scalar_subquery(node))
-        if isinstance(node, (exp.Window,)):
-            raise analysis_error("window functions are not supported", 1235, "42000")
+        if isinstance(node, exp.Window):  # the select list, ORDER BY and QUALIFY take them out before
+            raise analysis_error(f"{self._clause_name()} clause can not contain window functions: "
+                                 f"{node.sql('mysql')}", 1235, "42000")
         return node
+
+    def _clause_name(self) -> str:
+        return self.clause.upper().removesuffix(" CLAUSE")
 
     def _column(self, node: exp.Column) -> exp.Expression:
         if isinstance(node.this, exp.Star):

@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from planner.bind.bind_aggregate import AggregateBuilder
 from planner.bind.bind_expr import ExpressionBinder, bound_column, find_aggregates
+from planner.bind.bind_window import WindowBinder, contains_window
 from planner.bind.naming import output_name
 from planner.bind.scope import Scope, ScopeColumn, unknown_column
 from planner.context import QueryContext
@@ -26,6 +27,7 @@ from planner.logical import (
     LogicalSort,
     LogicalUnion,
     LogicalValues,
+    LogicalWindow,
     SortKey,
     referenced_ids,
 )
@@ -179,16 +181,29 @@ class SelectBinder:
         group = _arg(sel, "group")
         having = _arg(sel, "having")
         order = _arg(sel, "order")
-        aggregated = group is not None or any(
-            find_aggregates(e) for e in [*(i.expr for i in items if i.expr is not None),
-                                         *([having.this] if having is not None else []),
-                                         *([o.this for o in order.expressions] if order is not None else [])])
+        qualify = _arg(sel, "qualify")
+        # window calls (select list, ORDER BY, QUALIFY) are evaluated after GROUP BY / HAVING: swap them
+        # for references now, bind their parts with the post-aggregation binder below
+        windows = WindowBinder(self.new_id)
+        for item in items:
+            if item.expr is not None and contains_window(item.expr):
+                item.expr = windows.extract(item.expr)
+        qualify_expr = None
+        if qualify is not None:
+            qualify_expr = windows.extract(self._substitute_aliases(qualify.this, items, scope))
+        order_exprs = [windows.extract(o.this) if contains_window(o.this) else o.this
+                       for o in (order.expressions if order is not None else [])]
+        written = [*(i.expr for i in items if i.expr is not None), *([having.this] if having is not None else []),
+                   *order_exprs]
+        aggregated = group is not None or bool(windows.aggregates()) or any(
+            find_aggregates(e) or e.find(exp.Grouping, exp.GroupingId) for e in written)
 
         binder = self.expr_binder(scope)
         if aggregated:
             builder = AggregateBuilder(self.new_id, self.id_names, full_group_by=self._full_group_by())
-            for g in group.expressions if group is not None else []:
-                builder.add_key(self._bind_group_key(g, items, scope, binder))
+            if group is not None:
+                builder.grouping_sets = self._grouping_sets(
+                    group, lambda g: builder.add_key(self._bind_group_key(g, items, scope, binder)))
 
             def bind_post(e: exp.Expression) -> exp.Expression:
                 return builder.rewrite(binder.bind(e))
@@ -203,7 +218,7 @@ class SelectBinder:
             if item.bound is not None:
                 bound = builder.rewrite(item.bound) if builder is not None else item.bound
             else:
-                bound = bind_post(item.expr)
+                bound = windows.resolve(bind_post(item.expr))
             outputs.append((self.new_id(item.name), bound))
 
         having_bound = None
@@ -214,10 +229,10 @@ class SelectBinder:
         # ORDER BY: output column by position / alias, else an expression (hidden column if new)
         sort_keys: list[SortKey] = []
         hidden: list[tuple[str, exp.Expression]] = []
-        for o in order.expressions if order is not None else []:
-            cid = self._order_column(o.this, items, outputs, bind_post)
+        for o, written in zip(order.expressions if order is not None else [], order_exprs, strict=True):
+            cid = self._order_column(written, items, outputs, bind_post)
             if cid is None:
-                bound = bind_post(o.this)
+                bound = windows.resolve(bind_post(written))
                 cid = next((i for i, b in outputs + hidden if b == bound), None)
                 if cid is None:
                     if sel.args.get("distinct"):
@@ -227,10 +242,17 @@ class SelectBinder:
                     hidden.append((cid, bound))
             sort_keys.append(SortKey(cid, not o.args.get("desc"), o.args.get("nulls_first")))
 
+        # window calls and QUALIFY may name aggregates: bound before the aggregate is built
+        window_calls = windows.bind_calls(bind_post)
+        qualify_bound = windows.resolve(bind_post(qualify_expr)) if qualify_expr is not None else None
         if builder is not None:
             plan = builder.build(plan)
         if having_bound is not None:
             plan = LogicalFilter(plan, having_bound)
+        if window_calls:
+            plan = LogicalWindow(plan, window_calls)
+        if qualify_bound is not None:
+            plan = LogicalFilter(plan, qualify_bound)
         plan = LogicalProject(plan, tuple(outputs + hidden))
         if sel.args.get("distinct"):
             plan = LogicalAggregate(plan, tuple(i for i, _ in outputs))
@@ -240,6 +262,41 @@ class SelectBinder:
         if hidden:
             plan = LogicalProject(plan, tuple((i, bound_column(i)) for i, _ in outputs))
         return BoundQuery(plan, [i.name for i in items])
+
+    def _grouping_sets(self, group: exp.Group, key: Callable[[exp.Expression], exp.Expression]
+                       ) -> list[list[exp.Expression]] | None:
+        """GROUP BY's keys through `key` (which adds each to the aggregate), and the grouping sets that
+        ROLLUP / CUBE / GROUPING SETS / WITH ROLLUP make of them (None for a plain GROUP BY). Several
+        items combine as SQL says: every set of one with every set of the others."""
+        components: list[list[list[exp.Expression]]] = []
+        expanded = False
+        for g in group.expressions:
+            if isinstance(g, exp.Rollup | exp.Cube):
+                expanded = True
+                components.append(_expand(g, [key(e) for e in g.expressions]))
+            elif isinstance(g, exp.GroupingSets):
+                expanded = True
+                sets = []
+                for s in g.expressions:
+                    members = s.expressions if isinstance(s, exp.Tuple) else [s.this] if isinstance(s, exp.Paren) else [s]
+                    sets.append([key(e) for e in members])
+                components.append(sets)
+            else:
+                components.append([[key(g)]])
+        for kind in ("rollup", "cube"):  # GROUP BY a, b WITH ROLLUP: over the whole list
+            if group.args.get(kind):
+                plain = [k for c in components for s in c for k in s]
+                components = [_expand(exp.Rollup() if kind == "rollup" else exp.Cube(), plain)]
+                expanded = True
+        if not expanded:
+            return None
+        sets: list[list[exp.Expression]] = [[]]
+        for component in components:
+            sets = [a + b for a in sets for b in component]
+            if len(sets) > MAX_GROUPING_SETS:
+                raise analysis_error(f"Too many sets in GROUP BY clause, the max grouping sets size is "
+                                     f"{MAX_GROUPING_SETS}")
+        return [[k for i, k in enumerate(s) if all(k is not x for x in s[:i])] for s in sets]
 
     def _select_items(self, sel: exp.Select, scope: Scope) -> list[SelectItem]:
         items: list[SelectItem] = []
@@ -385,6 +442,19 @@ class SelectBinder:
             right_keys += rk
             residual += rest
         return LogicalJoin(left, right, kind, tuple(left_keys), tuple(right_keys), conjoin(residual)), scope
+
+
+MAX_GROUPING_SETS = 4096
+
+
+def _expand(node: exp.Expression, keys: list[exp.Expression]) -> list[list[exp.Expression]]:
+    """ROLLUP (a, b) -> (a, b), (a), (); CUBE (a, b) -> every subset."""
+    if isinstance(node, exp.Rollup):
+        return [keys[:i] for i in range(len(keys), -1, -1)]
+    if len(keys) > 12:
+        raise analysis_error(f"Too many sets in GROUP BY clause, the max grouping sets size is {MAX_GROUPING_SETS}")
+    subsets = [[k for j, k in enumerate(keys) if mask >> j & 1] for mask in range(1 << len(keys))]
+    return sorted(subsets, key=len, reverse=True)
 
 
 def split_equi_keys(cond: exp.Expression, left_ids: set[str], right_ids: set[str]

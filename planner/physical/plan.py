@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from planner.context import QueryContext
+from planner.duck.expressions import Untranslatable
+from planner.duck.plan import HEAVY as HEAVY_NODES
+from planner.duck.plan import RegionBuilder
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -14,6 +19,7 @@ from planner.logical import (
     LogicalSort,
     LogicalUnion,
     LogicalValues,
+    LogicalWindow,
 )
 from planner.physical.aggregate import AceroHashAggregate
 from planner.physical.join import AceroHashJoin
@@ -27,9 +33,38 @@ from planner.physical.operators import (
     PhysicalOperator,
 )
 from planner.physical.sort import ArrowSort
+from sql.errors import analysis_error
 
 
-def to_physical(plan: LogicalPlan, ctx: QueryContext) -> PhysicalOperator:
+def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schema] | None = None
+                ) -> PhysicalOperator:
+    """Joins, aggregations, sorts and unions (with the filters, projections and limits around them) run
+    in DuckDB where it gives the Arrow operators' answer (planner/duck/plan.py); the rest, and whatever
+    DuckDB cannot run the same way, on the Arrow operators."""
+    probes = {} if probes is None else probes
+
+    def physical(p: LogicalPlan) -> PhysicalOperator:
+        return to_physical(p, ctx, probes)
+
+    if isinstance(plan, HEAVY_NODES) or (isinstance(plan, LogicalFilter | LogicalProject | LogicalLimit)
+                                         and any(isinstance(n, HEAVY_NODES) for n in plan.walk())):
+        builder = RegionBuilder(ctx, lambda p, kids: arrow_operator(p, kids, ctx), physical, probes)
+        try:
+            region = builder.region(plan)
+        except Untranslatable as e:
+            if isinstance(plan, LogicalWindow):  # DuckDB is the only executor of window functions
+                raise analysis_error(f"Unsupported expression in a window function: {e}", 1235, "42000") from e
+            if isinstance(plan, LogicalAggregate) and plan.grouping_sets is not None:  # and of grouping sets
+                raise analysis_error(f"Unsupported aggregate with ROLLUP / CUBE / GROUPING SETS: {e}", 1235,
+                                     "42000") from e
+            region = None
+        if region is not None:
+            return region
+    return arrow_operator(plan, [physical(c) for c in plan.children()], ctx)
+
+
+def arrow_operator(plan: LogicalPlan, children: list[PhysicalOperator], ctx: QueryContext) -> PhysicalOperator:
+    """The Arrow operator of one node over the given child operators."""
     match plan:
         case LogicalScan():
             source = plan.source if ctx.source_override is None else ctx.source_override(plan.source)
@@ -37,18 +72,18 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext) -> PhysicalOperator:
         case LogicalValues():
             return ArrowValues(plan.table)
         case LogicalFilter():
-            return ArrowFilter(to_physical(plan.input, ctx), plan.condition, ctx)
+            return ArrowFilter(children[0], plan.condition, ctx)
         case LogicalProject():
-            return ArrowProject(to_physical(plan.input, ctx), plan.exprs, ctx)
+            return ArrowProject(children[0], plan.exprs, ctx)
         case LogicalAggregate():
-            return AceroHashAggregate(to_physical(plan.input, ctx), plan.keys, plan.aggregates)
+            return AceroHashAggregate(children[0], plan.keys, plan.aggregates)
         case LogicalJoin():
-            return AceroHashJoin(to_physical(plan.left, ctx), to_physical(plan.right, ctx), plan.kind,
-                                 plan.left_keys, plan.right_keys, plan.residual, ctx)
+            return AceroHashJoin(children[0], children[1], plan.kind, plan.left_keys, plan.right_keys, plan.residual,
+                                 ctx)
         case LogicalSort():
-            return ArrowSort(to_physical(plan.input, ctx), plan.keys)
+            return ArrowSort(children[0], plan.keys)
         case LogicalLimit():
-            return ArrowLimit(to_physical(plan.input, ctx), plan.limit, plan.offset)
+            return ArrowLimit(children[0], plan.limit, plan.offset)
         case LogicalUnion():
-            return ArrowUnionAll(tuple(to_physical(i, ctx) for i in plan.inputs), plan.output_ids)
+            return ArrowUnionAll(tuple(children), plan.output_ids)
     raise TypeError(f"no physical operator for {type(plan).__name__}")

@@ -119,7 +119,11 @@ class Connection:
         try:
             with contextlib.suppress(Exception):
                 if self._inflight is not None and not self._inflight.done():
-                    # a statement is still running in its thread: let it finish before closing the handler
+                    # a statement is still running in its thread: nobody will read its answer, so stop it
+                    # (KILL of the connection, a client gone, the server stopping), then let it finish
+                    cancel = getattr(self.handler, "cancel", None)
+                    if callable(cancel):
+                        cancel()
                     await asyncio.wait_for(asyncio.wrap_future(self._inflight), self.server.close_wait)
             if self.handler is not None:
                 handler, self.handler = self.handler, None

@@ -1,0 +1,336 @@
+"""Bound expressions as DuckDB SQL, with the very semantics the Arrow evaluator gives them.
+
+The type of every sub-expression is the one planner.expressions.Evaluator computes: it is asked on an
+empty batch of the input's schema (a type probe, no rows), so DuckDB's result is cast to exactly the type
+the rest of the plan and the wire format expect. Constant sub-expressions (no column) are evaluated by the
+Evaluator itself and become typed literals, so literal typing, date strings, intervals, now() and the
+session functions keep one implementation. A node this module cannot express with the same semantics
+raises Untranslatable; the caller runs that part of the plan on the Arrow operators instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from collections.abc import Callable
+
+import pyarrow as pa
+from sqlglot import exp
+
+from planner.context import QueryContext
+from planner.expressions import ArrowConst, Evaluator
+from planner.logical import referenced_ids
+from planner.values import is_numeric, is_string, is_temporal
+
+
+class Untranslatable(Exception):
+    """This expression (or plan node) runs on the Arrow operators."""
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def duck_type(t: pa.DataType) -> str:
+    """DuckDB's name for an Arrow type the executor handles."""
+    if pa.types.is_boolean(t):
+        return "BOOLEAN"
+    if pa.types.is_integer(t):
+        return {(8, True): "TINYINT", (16, True): "SMALLINT", (32, True): "INTEGER", (64, True): "BIGINT",
+                (8, False): "UTINYINT", (16, False): "USMALLINT", (32, False): "UINTEGER",
+                (64, False): "UBIGINT"}[(t.bit_width, pa.types.is_signed_integer(t))]
+    if pa.types.is_float32(t):
+        return "FLOAT"
+    if pa.types.is_float64(t):
+        return "DOUBLE"
+    if pa.types.is_decimal128(t):
+        return f"DECIMAL({t.precision}, {t.scale})"
+    if is_string(t):
+        return "VARCHAR"
+    if pa.types.is_date32(t):
+        return "DATE"
+    if pa.types.is_timestamp(t) and t.tz is None:
+        return "TIMESTAMP"
+    raise Untranslatable(f"type {t}")
+
+
+def literal(v: pa.Scalar) -> str:
+    """A typed DuckDB literal for an Arrow scalar."""
+    t = v.type
+    if pa.types.is_null(t):
+        return "NULL"
+    if not v.is_valid:
+        return f"CAST(NULL AS {duck_type(t)})"
+    py = v.as_py()
+    if pa.types.is_boolean(t):
+        return "TRUE" if py else "FALSE"
+    if pa.types.is_integer(t):
+        return f"CAST({int(py)} AS {duck_type(t)})"
+    if pa.types.is_floating(t):
+        text = repr(float(py)) if math.isfinite(py) else ("'nan'" if math.isnan(py) else f"'{'-' if py < 0 else ''}inf'")
+        return f"CAST({text} AS {duck_type(t)})"
+    if pa.types.is_decimal128(t):
+        return f"CAST('{decimal.Decimal(py)}' AS {duck_type(t)})"
+    if is_string(t):
+        return "'" + str(py).replace("'", "''") + "'"
+    if pa.types.is_date32(t):
+        return f"DATE '{py.isoformat()}'"
+    if pa.types.is_timestamp(t) and t.tz is None and isinstance(py, dt.datetime):
+        return f"TIMESTAMP '{py.isoformat(sep=' ')}'"
+    raise Untranslatable(f"literal of type {t}")
+
+
+def _family(t: pa.DataType) -> str:
+    if pa.types.is_boolean(t):
+        return "bool"
+    if is_numeric(t):
+        return "number"
+    if is_string(t):
+        return "string"
+    if is_temporal(t):
+        return "time"
+    if pa.types.is_null(t):
+        return "null"
+    return str(t)
+
+
+def same_family(a: pa.DataType, b: pa.DataType) -> bool:
+    """Comparable in DuckDB exactly as the evaluator compares them (no string<->number conversions)."""
+    fa, fb = _family(a), _family(b)
+    return fa == fb or "null" in (fa, fb)
+
+
+_COMPARISONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM",
+}
+_ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+
+
+class ExpressionTranslator:
+    """Translates expressions over one input whose columns are plan ids with known Arrow types.
+    `register_set` makes an IN-subquery's value set an input table and returns its SQL name."""
+
+    def __init__(self, schema: pa.Schema, ctx: QueryContext, register_set: Callable[[pa.Array], str]) -> None:
+        self.empty = schema.empty_table()
+        self.ctx = ctx
+        self.register_set = register_set
+        self._types: dict[int, pa.DataType] = {}
+
+    def type_of(self, e: exp.Expression) -> pa.DataType:
+        key = id(e)
+        if key not in self._types:
+            try:
+                self._types[key] = Evaluator(self.empty, self.ctx).eval(e).type
+            except Exception as err:  # noqa: BLE001 - whatever the evaluator refuses, it runs itself
+                raise Untranslatable(str(err)) from err
+        return self._types[key]
+
+    def sql(self, e: exp.Expression) -> str:
+        if not referenced_ids(e) and not any(isinstance(n, ArrowConst) and isinstance(n.value, pa.Array)
+                                             for n in e.walk()):
+            return self._constant(e)
+        handler = _HANDLERS.get(type(e))
+        if handler is None:
+            raise Untranslatable(type(e).__name__)
+        return handler(self, e)
+
+    def condition(self, e: exp.Expression) -> str:
+        """A WHERE / ON / HAVING condition: boolean (or NULL) typed, NULL meaning false as in the Filter."""
+        if _family(self.type_of(e)) not in ("bool", "null"):
+            raise Untranslatable("non-boolean condition")
+        return self.sql(e)
+
+    def _constant(self, e: exp.Expression) -> str:
+        try:
+            value = Evaluator(self.empty, self.ctx).eval(e)
+        except Exception as err:  # noqa: BLE001
+            raise Untranslatable(str(err)) from err
+        if not isinstance(value, pa.Scalar):
+            raise Untranslatable("constant array")
+        return literal(value)
+
+
+Handler = Callable[[ExpressionTranslator, exp.Expression], str]
+_HANDLERS: dict[type[exp.Expression], Handler] = {}
+
+
+def _handles(*classes: type[exp.Expression]) -> Callable[[Handler], Handler]:
+    def deco(fn: Handler) -> Handler:
+        for c in classes:
+            _HANDLERS[c] = fn
+        return fn
+
+    return deco
+
+
+@_handles(exp.Column)
+def _column(tr: ExpressionTranslator, e: exp.Column) -> str:
+    return quote(e.name)
+
+
+@_handles(exp.Paren)
+def _paren(tr: ExpressionTranslator, e: exp.Paren) -> str:
+    return f"({tr.sql(e.this)})"
+
+
+def _boolean_operand(tr: ExpressionTranslator, e: exp.Expression) -> str:
+    if _family(tr.type_of(e)) not in ("bool", "null"):
+        raise Untranslatable("non-boolean operand")
+    return f"({tr.sql(e)})"
+
+
+@_handles(exp.And)
+def _and(tr: ExpressionTranslator, e: exp.And) -> str:
+    return f"({_boolean_operand(tr, e.this)} AND {_boolean_operand(tr, e.expression)})"
+
+
+@_handles(exp.Or)
+def _or(tr: ExpressionTranslator, e: exp.Or) -> str:
+    return f"({_boolean_operand(tr, e.this)} OR {_boolean_operand(tr, e.expression)})"
+
+
+@_handles(exp.Not)
+def _not(tr: ExpressionTranslator, e: exp.Not) -> str:
+    return f"(NOT {_boolean_operand(tr, e.this)})"
+
+
+def _comparable(tr: ExpressionTranslator, a: exp.Expression, b: exp.Expression) -> tuple[str, str]:
+    ta, tb = tr.type_of(a), tr.type_of(b)
+    if not same_family(ta, tb) or _family(ta) == "bool" != _family(tb):
+        raise Untranslatable(f"comparison of {ta} and {tb}")
+    return tr.sql(a), tr.sql(b)
+
+
+def _comparison(tr: ExpressionTranslator, e: exp.Binary) -> str:
+    a, b = _comparable(tr, e.this, e.expression)
+    return f"({a} {_COMPARISONS[type(e)]} {b})"
+
+
+for _cls in _COMPARISONS:
+    _HANDLERS[_cls] = _comparison
+
+
+@_handles(exp.Is)
+def _is(tr: ExpressionTranslator, e: exp.Is) -> str:
+    if isinstance(e.expression, exp.Null):
+        return f"({tr.sql(e.this)} IS NULL)"
+    if isinstance(e.expression, exp.Boolean) and _family(tr.type_of(e.this)) == "bool":
+        return f"coalesce(({tr.sql(e.this)}) = {'TRUE' if e.expression.this else 'FALSE'}, FALSE)"
+    raise Untranslatable("IS operand")
+
+
+@_handles(exp.Between)
+def _between(tr: ExpressionTranslator, e: exp.Between) -> str:
+    v, lo = _comparable(tr, e.this, e.args["low"])
+    _, hi = _comparable(tr, e.this, e.args["high"])
+    return f"({v} >= {lo} AND {v} <= {hi})"
+
+
+@_handles(exp.In)
+def _in(tr: ExpressionTranslator, e: exp.In) -> str:
+    if e.args.get("query") is not None:
+        raise Untranslatable("unbound IN subquery")
+    v, vt = tr.sql(e.this), tr.type_of(e.this)
+    items = e.expressions
+    if len(items) == 1 and isinstance(items[0], ArrowConst) and isinstance(items[0].value, pa.Array):
+        values = items[0].value
+        if not same_family(vt, values.type) or _family(values.type) == "null":
+            raise Untranslatable("IN value set type")
+        return f"({v} IN (SELECT v FROM {tr.register_set(values)}))"
+    parts = []
+    for item in items:
+        if not same_family(vt, tr.type_of(item)):
+            raise Untranslatable("IN item type")
+        parts.append(tr.sql(item))
+    return f"({v} IN ({', '.join(parts)}))"
+
+
+@_handles(exp.Like)
+def _like(tr: ExpressionTranslator, e: exp.Like) -> str:
+    if not is_string(tr.type_of(e.this)) or referenced_ids(e.expression) or not is_string(tr.type_of(e.expression)):
+        raise Untranslatable("LIKE operands")
+    op = "NOT LIKE" if e.args.get("negate") else "LIKE"
+    return f"({tr.sql(e.this)} {op} {tr.sql(e.expression)} ESCAPE '\\')"
+
+
+def _numeric_cast(tr: ExpressionTranslator, e: exp.Expression, target: pa.DataType) -> str:
+    if not is_numeric(tr.type_of(e)) or pa.types.is_boolean(tr.type_of(e)):
+        raise Untranslatable("arithmetic on a non-number")
+    return f"CAST({tr.sql(e)} AS {duck_type(target)})"
+
+
+def _arithmetic(tr: ExpressionTranslator, e: exp.Binary) -> str:
+    if isinstance(e.this, exp.Interval) or isinstance(e.expression, exp.Interval):
+        raise Untranslatable("interval arithmetic")
+    out = tr.type_of(e)
+    op = _ARITHMETIC[type(e)]
+    if pa.types.is_floating(out) or pa.types.is_integer(out):
+        # the evaluator computes in the result type (BIGINT or DOUBLE) from the start
+        return f"({_numeric_cast(tr, e.this, out)} {op} {_numeric_cast(tr, e.expression, out)})"
+    if pa.types.is_decimal128(out):
+        a, b = tr.type_of(e.this), tr.type_of(e.expression)
+        if not all(pa.types.is_decimal(t) or pa.types.is_integer(t) for t in (a, b)):
+            raise Untranslatable("decimal arithmetic operands")
+        # exact in DuckDB, then the evaluator's precision and scale
+        return f"CAST(({tr.sql(e.this)} {op} {tr.sql(e.expression)}) AS {duck_type(out)})"
+    raise Untranslatable(f"arithmetic giving {out}")
+
+
+for _cls in _ARITHMETIC:
+    _HANDLERS[_cls] = _arithmetic
+
+
+@_handles(exp.Div)
+def _div(tr: ExpressionTranslator, e: exp.Div) -> str:
+    if not pa.types.is_float64(tr.type_of(e)):
+        raise Untranslatable("decimal division")
+    a = _numeric_cast(tr, e.this, pa.float64())
+    b = _numeric_cast(tr, e.expression, pa.float64())
+    return f"({a} / NULLIF({b}, 0))"
+
+
+@_handles(exp.Neg)
+def _neg(tr: ExpressionTranslator, e: exp.Neg) -> str:
+    out = tr.type_of(e)
+    if not (pa.types.is_integer(out) or pa.types.is_floating(out) or pa.types.is_decimal128(out)):
+        raise Untranslatable("negation")
+    return f"(-{_numeric_cast(tr, e.this, out)})"
+
+
+def _same_typed(tr: ExpressionTranslator, e: exp.Expression, parts: list[exp.Expression]) -> list[str]:
+    """Branches of IF / CASE / COALESCE: translated only when no branch needs the evaluator's conversions."""
+    out = tr.type_of(e)
+    texts = []
+    for p in parts:
+        t = tr.type_of(p)
+        if t != out and not pa.types.is_null(t):
+            raise Untranslatable("branches of different types")
+        texts.append(tr.sql(p) if t == out else f"CAST(NULL AS {duck_type(out)})")
+    return texts
+
+
+@_handles(exp.Case)
+def _case(tr: ExpressionTranslator, e: exp.Case) -> str:
+    if e.this is not None:
+        raise Untranslatable("simple CASE")
+    ifs = e.args.get("ifs") or []
+    default = e.args.get("default")
+    values = _same_typed(tr, e, [b.args["true"] for b in ifs] + ([default] if default is not None else []))
+    whens = " ".join(f"WHEN {tr.condition(b.this)} THEN {v}" for b, v in zip(ifs, values, strict=False))
+    tail = f" ELSE {values[-1]}" if default is not None else ""
+    return f"(CASE {whens}{tail} END)"
+
+
+@_handles(exp.If)
+def _if(tr: ExpressionTranslator, e: exp.If) -> str:
+    false = e.args.get("false")
+    values = _same_typed(tr, e, [e.args["true"]] + ([false] if false is not None else []))
+    otherwise = values[1] if false is not None else "NULL"
+    return f"(CASE WHEN {tr.condition(e.this)} THEN {values[0]} ELSE {otherwise} END)"
+
+
+@_handles(exp.Coalesce)
+def _coalesce(tr: ExpressionTranslator, e: exp.Coalesce) -> str:
+    return f"coalesce({', '.join(_same_typed(tr, e, [e.this, *e.expressions]))})"

@@ -1,0 +1,341 @@
+"""The operators above the OLAP scans as one DuckDB query (DESIGN.md, Flows: SELECT).
+
+`duck_region(plan)` turns the largest part of a logical plan that DuckDB can run with the Arrow
+operators' exact semantics into a DuckRegion: one SQL text over Arrow inputs (the scans, literal relations,
+and any subplan it could not translate, run by the Arrow operators), whose result is cast to the types the
+Arrow operators would have produced (known by running them over empty inputs: a type probe). A region is
+formed only around the operators that are worth a round trip to DuckDB (joins, aggregations, sorts, unions);
+a point lookup's scan, filter and projection stay on the Arrow path.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import duckdb
+import pyarrow as pa
+
+from planner.bind.bind_window import window_type
+from planner.context import QueryContext
+from planner.duck.database import cursor
+from planner.duck.expressions import ExpressionTranslator, Untranslatable, duck_type, quote, same_family
+from planner.guard import MEMORY, QueryGuard
+from planner.logical import (
+    AggregateCall,
+    LogicalAggregate,
+    LogicalFilter,
+    LogicalJoin,
+    LogicalLimit,
+    LogicalPlan,
+    LogicalProject,
+    LogicalScan,
+    LogicalSort,
+    LogicalUnion,
+    LogicalValues,
+    LogicalWindow,
+)
+from planner.physical.operators import ArrowValues, PhysicalOperator
+
+HEAVY = (LogicalJoin, LogicalAggregate, LogicalSort, LogicalUnion, LogicalWindow)
+ROWS = "_rows"  # the one column of an input that has none
+RESULT_BATCH_ROWS = 1 << 16
+
+ArrowBuilder = Callable[[LogicalPlan, list[PhysicalOperator]], PhysicalOperator]
+
+
+@dataclass
+class DuckRegion(PhysicalOperator):
+    sql: str
+    schema: pa.Schema  # the Arrow operators' output types, names = plan ids
+    inputs: list[tuple[str, PhysicalOperator]]
+    value_sets: list[tuple[str, pa.Array]] = field(default_factory=list)
+    guard: QueryGuard | None = None
+
+    def execute(self) -> pa.Table:
+        guard = self.guard or QueryGuard()
+        with cursor() as cur:
+            for name, op in self.inputs:
+                table = op.execute()
+                if not table.num_columns:
+                    table = pa.table({name + ROWS: pa.nulls(table.num_rows, pa.bool_())})
+                cur.register(name, table)
+            for name, values in self.value_sets:
+                cur.register(name, pa.table({"v": values}))
+            batches: list[pa.RecordBatch] = []
+            try:
+                with guard.interruptible(cur.interrupt):
+                    reader = cur.sql(self.sql).to_arrow_reader(RESULT_BATCH_ROWS)
+                    used = 0
+                    for batch in reader:  # the result is bounded as it arrives, not once it is whole
+                        used += batch.nbytes
+                        guard.charge(used)
+                        batches.append(batch)
+                    schema = reader.schema
+            except duckdb.InterruptException:
+                raise guard.error() from None
+            except duckdb.OutOfMemoryException as e:
+                guard.cancel(MEMORY)
+                raise guard.error() from e
+        return conform(pa.Table.from_batches(batches, schema=schema), self.schema)
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    columns = []
+    for column, f in zip(table.columns, schema, strict=True):
+        columns.append(column if column.type == f.type else column.cast(f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class RegionBuilder:
+    """Builds one region. `arrow` makes the Arrow operator of a node over given child operators (the type
+    probe and the fallback), `physical` the whole physical plan of a subtree (a region's inputs)."""
+
+    def __init__(self, ctx: QueryContext, arrow: ArrowBuilder, physical: Callable[[LogicalPlan], PhysicalOperator],
+                 probes: dict[int, pa.Schema]) -> None:
+        self.ctx = ctx
+        self.arrow = arrow
+        self.physical = physical
+        self.probes = probes
+        self.inputs: list[tuple[str, PhysicalOperator]] = []
+        self.value_sets: list[tuple[str, pa.Array]] = []
+        self.heavy = 0
+
+    # -- types ----------------------------------------------------------------------------------------
+    def schema(self, plan: LogicalPlan) -> pa.Schema:
+        """The Arrow operators' output schema of `plan`, from running them over empty inputs."""
+        key = id(plan)
+        if key not in self.probes:
+            self.probes[key] = self._empty(plan).schema
+        return self.probes[key]
+
+    def _empty(self, plan: LogicalPlan) -> pa.Table:
+        if isinstance(plan, LogicalScan):
+            fields = [pa.field(i, plan.source.schema.field(c).type) for c, i in plan.columns]
+            return pa.schema(fields).empty_table()
+        if isinstance(plan, LogicalValues):
+            return plan.table.slice(0, 0)
+        if isinstance(plan, LogicalAggregate) and plan.grouping_sets is not None:
+            # the Arrow aggregate has no grouping sets: its types for the plain calls, BIGINT for GROUPING
+            plain = LogicalAggregate(plan.input, plan.keys, tuple(c for c in plan.aggregates if c.func != "grouping"))
+            types = self.schema(plain)
+            fields = [types.field(n) if n in types.names else pa.field(n, pa.int64()) for n in plan.output]
+            return pa.schema(fields).empty_table()
+        if isinstance(plan, LogicalWindow):  # no Arrow operator: the types follow the aggregates' rules
+            schema = self.schema(plan.input)
+            tr = self.translator(plan.input)
+            fields = [pa.field(c.out, window_type(c.func, [tr.type_of(a) for a in c.args])) for c in plan.calls]
+            return pa.schema([*schema, *fields]).empty_table()
+        children = [ArrowValues(self.schema(c).empty_table()) for c in plan.children()]
+        return self.arrow(plan, children).execute().slice(0, 0)
+
+    def _register_set(self, values: pa.Array) -> str:
+        name = f"__set{len(self.value_sets)}"
+        self.value_sets.append((name, values))
+        return quote(name)
+
+    def translator(self, *plans: LogicalPlan) -> ExpressionTranslator:
+        fields = [f for p in plans for f in self.schema(p)]
+        return ExpressionTranslator(pa.schema(fields), self.ctx, self._register_set)
+
+    # -- relations --------------------------------------------------------------------------------------
+    def relation(self, plan: LogicalPlan) -> str:
+        """SQL producing `plan`'s output ids; a subtree it cannot translate becomes an input."""
+        if isinstance(plan, LogicalScan | LogicalValues):
+            return self._input(plan)
+        mark = (len(self.inputs), len(self.value_sets), self.heavy)
+        try:
+            return self.translate(plan)
+        except Untranslatable:
+            # forget what the failed attempt registered: the subtree runs as one input instead
+            del self.inputs[mark[0]:], self.value_sets[mark[1]:]
+            self.heavy = mark[2]
+            return self._input(plan)
+
+    def _input(self, plan: LogicalPlan) -> str:
+        name = f"__in{len(self.inputs)}"
+        self.inputs.append((name, self.physical(plan)))
+        self.schema(plan)
+        if not plan.output:  # count(*) reads no column: DuckDB needs one to count the rows of
+            return f"SELECT {quote(name + ROWS)} FROM {quote(name)}"
+        return f"SELECT * FROM {quote(name)}"
+
+    def translate(self, plan: LogicalPlan) -> str:
+        handler = _NODES.get(type(plan))
+        if handler is None:
+            raise Untranslatable(type(plan).__name__)
+        # check this node's own expressions before its children turn into inputs
+        sql = handler(self, plan)
+        if isinstance(plan, HEAVY):
+            self.heavy += 1
+        return sql
+
+    def region(self, plan: LogicalPlan) -> DuckRegion | None:
+        sql = self.translate(plan)
+        if not self.heavy:
+            return None
+        names = ", ".join(quote(i) for i in plan.output)
+        return DuckRegion(f"SELECT {names} FROM ({sql})", self.schema(plan), self.inputs, self.value_sets,
+                          self.ctx.guard)
+
+
+def _filter(b: RegionBuilder, p: LogicalFilter) -> str:
+    cond = b.translator(p.input).condition(p.condition)
+    return f"SELECT * FROM ({b.relation(p.input)}) WHERE {cond}"
+
+
+def _project(b: RegionBuilder, p: LogicalProject) -> str:
+    tr = b.translator(p.input)
+    items = [f"{tr.sql(e)} AS {quote(i)}" for i, e in p.exprs]
+    return f"SELECT {', '.join(items)} FROM ({b.relation(p.input)})"
+
+
+_SIMPLE_AGGREGATES = {"count_star": "count(*)", "min": "min({})", "max": "max({})", "stddev": "stddev_pop({})",
+                      "stddev_samp": "stddev_samp({})", "variance": "var_pop({})", "variance_samp": "var_samp({})"}
+
+
+def decimal_avg(arg: str, t: pa.DataType, over: str = "") -> str:
+    """avg(DECIMAL(p, s)) exactly as the Arrow aggregate gives it: DECIMAL(38, s + 4), rounded half away from
+    zero (DuckDB's own avg of a decimal is a DOUBLE). The sum runs over the unscaled integers."""
+    scale, out = t.scale, min(t.scale + 4, 38)
+    total = f"sum(CAST({arg} * {10 ** scale} AS HUGEINT)){over}"
+    count = f"NULLIF(count({arg}){over}, 0)"
+    quotient = f"((abs({total}) * {2 * 10 ** (out - scale)} + {count}) // (2 * {count}))"
+    step = f"CAST('{decimal.Decimal(1).scaleb(-out)}' AS DECIMAL({out + 1}, {out}))"
+    return f"(CAST(sign({total}) * {quotient} AS DECIMAL(38, 0)) * {step})"
+
+
+def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
+    args = [quote(a) for a in call.args]
+    types = [child.field(a).type for a in call.args]
+    f = call.func
+    if f == "grouping":
+        return f"grouping({', '.join(args)})"
+    if f in ("count", "count_distinct_approx"):
+        if call.distinct or f == "count_distinct_approx":
+            if len(args) == 1:
+                return f"count(DISTINCT {args[0]})"
+            present = " AND ".join(f"{a} IS NOT NULL" for a in args)
+            return f"count(DISTINCT CASE WHEN {present} THEN row({', '.join(args)}) END)"
+        return f"count({args[0]})"
+    if f == "count_star":
+        return "count(*)"
+    if call.distinct or len(args) != 1:
+        raise Untranslatable(f"{f}(DISTINCT)")
+    t = types[0]
+    if f == "sum" and (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)):
+        return f"sum({args[0]})"
+    if f == "avg" and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return f"avg({args[0]})"
+    if f == "avg" and pa.types.is_decimal128(t):
+        return decimal_avg(args[0], t)
+    if f in ("min", "max") and not pa.types.is_null(t):
+        return _SIMPLE_AGGREGATES[f].format(args[0])
+    if f.startswith(("stddev", "variance")) and (pa.types.is_integer(t) or pa.types.is_floating(t)):
+        return _SIMPLE_AGGREGATES[f].format(args[0])
+    raise Untranslatable(f"aggregate {f} of {t}")
+
+
+def _aggregate(b: RegionBuilder, p: LogicalAggregate) -> str:
+    child, out = b.schema(p.input), b.schema(p)
+    calls = [f"CAST({_aggregate_call(c, child)} AS {duck_type(out.field(c.out).type)}) AS {quote(c.out)}"
+             for c in p.aggregates]
+    keys = [quote(k) for k in p.keys]
+    source = b.relation(p.input)
+    group = f" GROUP BY {', '.join(keys)}" if keys else ""
+    if p.grouping_sets is not None:
+        sets = ", ".join("(" + ", ".join(quote(k) for k in s) + ")" for s in p.grouping_sets)
+        group = f" GROUP BY GROUPING SETS ({sets})"
+    return f"SELECT {', '.join(keys + calls)} FROM ({source}){group}"
+
+
+_JOIN_SQL = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
+
+
+def _join(b: RegionBuilder, p: LogicalJoin) -> str:
+    tr = b.translator(p.left, p.right)
+    conditions = []
+    for lk, rk in zip(p.left_keys, p.right_keys, strict=True):
+        if not same_family(tr.type_of(lk), tr.type_of(rk)):
+            raise Untranslatable("join keys of different kinds")
+        conditions.append(f"{tr.sql(lk)} = {tr.sql(rk)}")
+    if p.residual is not None:
+        conditions.append(tr.condition(p.residual))
+    left, right = b.relation(p.left), b.relation(p.right)
+    if p.kind == "cross" or not conditions:
+        if p.kind not in ("cross", "inner"):
+            conditions = conditions or ["TRUE"]
+        else:
+            return f"SELECT * FROM ({left}) CROSS JOIN ({right})"
+    return f"SELECT * FROM ({left}) {_JOIN_SQL[p.kind]} ({right}) ON {' AND '.join(conditions)}"
+
+
+def _sort(b: RegionBuilder, p: LogicalSort) -> str:
+    keys = []
+    for k in p.keys:
+        nulls_first = k.nulls_first if k.nulls_first is not None else k.ascending
+        keys.append(f"{quote(k.column)} {'ASC' if k.ascending else 'DESC'} NULLS {'FIRST' if nulls_first else 'LAST'}")
+    return f"SELECT * FROM ({b.relation(p.input)}) ORDER BY {', '.join(keys)}"
+
+
+def _limit(b: RegionBuilder, p: LogicalLimit) -> str:
+    limit = f" LIMIT {p.limit}" if p.limit is not None else ""
+    return f"SELECT * FROM ({b.relation(p.input)}){limit} OFFSET {p.offset}"
+
+
+def _union(b: RegionBuilder, p: LogicalUnion) -> str:
+    out = b.schema(p)
+    parts = []
+    for child in p.inputs:
+        schema = b.schema(child)
+        items = []
+        for src, target in zip(child.output, out, strict=True):
+            t = schema.field(src).type
+            if t == target.type:
+                items.append(f"{quote(src)} AS {quote(target.name)}")
+            elif pa.types.is_null(t):
+                items.append(f"CAST(NULL AS {duck_type(target.type)}) AS {quote(target.name)}")
+            else:
+                raise Untranslatable("UNION of different types")
+        parts.append(f"SELECT {', '.join(items)} FROM ({b.relation(child)})")
+    return " UNION ALL ".join(f"({part})" for part in parts)
+
+
+_WINDOW_SQL = {"stddev": "stddev_pop", "stddev_samp": "stddev_samp", "variance": "var_pop",
+               "variance_samp": "var_samp", "count_star": "count"}
+
+
+def _window(b: RegionBuilder, p: LogicalWindow) -> str:
+    tr = b.translator(p.input)
+    out = b.schema(p)
+    items = []
+    for c in p.calls:
+        target = duck_type(out.field(c.out).type)
+        args = [tr.sql(a) for a in c.args]
+        if c.func in ("lag", "lead") and len(args) == 3:  # Doris casts the default to the column's type
+            args[2] = f"CAST({args[2]} AS {target})"
+        if c.func == "count_star":
+            args = ["*"]
+        over = []
+        if c.partition:
+            over.append("PARTITION BY " + ", ".join(tr.sql(e) for e in c.partition))
+        if c.order:
+            over.append("ORDER BY " + ", ".join(
+                f"{tr.sql(e)} {'ASC' if asc else 'DESC'} NULLS {'FIRST' if first else 'LAST'}"
+                for e, asc, first in c.order))
+        if c.frame:
+            over.append(c.frame)
+        window = f" OVER ({' '.join(over)})"
+        if c.func == "avg" and pa.types.is_decimal128(tr.type_of(c.args[0])):
+            call = decimal_avg(args[0], tr.type_of(c.args[0]), window)
+        else:
+            call = f"{_WINDOW_SQL.get(c.func, c.func)}({', '.join(args)}){window}"
+        items.append(f"CAST({call} AS {target}) AS {quote(c.out)}")
+    return f"SELECT *, {', '.join(items)} FROM ({b.relation(p.input)})"
+
+
+_NODES: dict[type[LogicalPlan], Callable] = {
+    LogicalFilter: _filter, LogicalProject: _project, LogicalAggregate: _aggregate, LogicalJoin: _join,
+    LogicalSort: _sort, LogicalLimit: _limit, LogicalUnion: _union, LogicalWindow: _window,
+}
