@@ -25,6 +25,7 @@ from planner.logical import (
     LogicalSort,
     LogicalUnion,
     LogicalValues,
+    LogicalWindow,
     explain_tree,
 )
 from planner.olap_source import OlapTableSource
@@ -126,8 +127,27 @@ def _build(plan: LogicalPlan) -> _Node:
         calls = ", ".join(f"{aggregate_text(a.func, a.distinct, tuple(exp.column(x) for x in a.args), with_ids=True)}"
                           f"[#{a.out.rsplit('#', 1)[-1]}]" for a in plan.aggregates)
         keys = ", ".join(slot_text(k) for k in plan.keys)
+        child = _build(plan.input)
+        if plan.grouping_sets is not None:  # Doris repeats each row once per grouping set below the aggregate
+            sets = ", ".join("[" + ", ".join(str(plan.keys.index(k)) for k in s) + "]" for s in plan.grouping_sets)
+            child = _Node("VREPEAT_NODE", [f"repeat: repeat {len(plan.grouping_sets)} lines [{sets}]"], [child])
         return _Node("VAGGREGATE (update finalize)", [f"output: {calls}", f"group by: {keys}", "sortByGroupKey:false"],
-                     [_build(plan.input)])
+                     [child])
+    if isinstance(plan, LogicalWindow):
+        child = _build(plan.input)
+        for call in plan.calls:
+            args = ", ".join(_sql(a) for a in call.args) if call.func != "count_star" else "*"
+            name = "count" if call.func == "count_star" else call.func
+            details = [f"functions: [{name}({args})]"]
+            if call.partition:
+                details.append("partition by: " + ", ".join(_sql(e) for e in call.partition))
+            if call.order:
+                details.append("order by: " + ", ".join(f"{_sql(e)} {'ASC' if asc else 'DESC'}"
+                                                        for e, asc, _ in call.order))
+            if call.frame:
+                details.append(f"window: {call.frame}")
+            child = _Node("VANALYTIC EVAL", details, [child])
+        return child
     if isinstance(plan, LogicalSort):
         keys = ", ".join(f"{slot_text(k.column)} {'ASC' if k.ascending else 'DESC'}" for k in plan.keys)
         return _Node("VSORT", [f"order by: {keys}", "algorithm: full sort"], [_build(plan.input)])
@@ -145,7 +165,7 @@ def _build(plan: LogicalPlan) -> _Node:
     if isinstance(plan, LogicalJoin):
         conjuncts = ", ".join(f"({_sql(a)} = {_sql(b)})" for a, b in zip(plan.left_keys, plan.right_keys,
                                                                           strict=True))
-        details = [f"join op: {plan.kind.upper()} JOIN(BROADCAST)[]"]
+        details = [f"join op: {_JOIN_OP[plan.kind]} JOIN(BROADCAST)[]"]
         if conjuncts:
             details.append(f"equal join conjunct: {conjuncts}")
         if plan.residual is not None:
@@ -154,6 +174,10 @@ def _build(plan: LogicalPlan) -> _Node:
     if isinstance(plan, LogicalUnion):
         return _Node("VUNION", [], [_build(p) for p in plan.inputs])
     return _Node(type(plan).__name__, [])
+
+
+_JOIN_OP = {"inner": "INNER", "cross": "CROSS", "left": "LEFT OUTER", "right": "RIGHT OUTER", "full": "FULL OUTER",
+            "semi": "LEFT SEMI", "anti": "LEFT ANTI", "right_semi": "RIGHT SEMI", "right_anti": "RIGHT ANTI"}
 
 
 def _number(node: _Node, counter: list[int]) -> None:

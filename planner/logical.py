@@ -143,7 +143,10 @@ class LogicalAggregate(LogicalPlan):
         return (self.input,)
 
 
-JOIN_KINDS = ("inner", "left", "right", "full", "cross")
+JOIN_KINDS = ("inner", "left", "right", "full", "cross", "semi", "anti", "right_semi", "right_anti")
+# LEFT SEMI / ANTI JOIN give the left side's rows (those with a match / without one), RIGHT ... the right's
+LEFT_ONLY = ("semi", "anti")
+RIGHT_ONLY = ("right_semi", "right_anti")
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,10 +166,14 @@ class LogicalJoin(LogicalPlan):
         for k in self.right_keys:
             _check(referenced_ids(k), self.right.output, "Join right key")
         if self.residual is not None:
-            _check(referenced_ids(self.residual), self.output, "Join condition")
+            _check(referenced_ids(self.residual), self.left.output + self.right.output, "Join condition")
 
     @property
     def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        if self.kind in LEFT_ONLY:
+            return self.left.output
+        if self.kind in RIGHT_ONLY:
+            return self.right.output
         return self.left.output + self.right.output
 
     def children(self) -> tuple[LogicalPlan, ...]:
@@ -233,6 +240,29 @@ class LogicalUnion(LogicalPlan):
 
     def children(self) -> tuple[LogicalPlan, ...]:
         return self.inputs
+
+
+@dataclass(frozen=True, eq=False)
+class LogicalSetOperation(LogicalPlan):
+    """INTERSECT / EXCEPT [ALL | DISTINCT] of two inputs with the same column count, positionally; the
+    outputs get new ids. NULLs compare equal, as in every set operation."""
+
+    left: LogicalPlan
+    right: LogicalPlan
+    kind: str  # intersect / except
+    distinct: bool
+    output_ids: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not len(self.left.output) == len(self.right.output) == len(self.output_ids):
+            raise ValueError("set operation inputs must have the same number of columns")
+
+    @property
+    def output(self) -> tuple[str, ...]:  # type: ignore[override]
+        return self.output_ids
+
+    def children(self) -> tuple[LogicalPlan, ...]:
+        return (self.left, self.right)
 
 
 @dataclass(frozen=True)
@@ -306,8 +336,8 @@ def used_ids(plan: LogicalPlan) -> set[str]:
             used |= {a for call in node.aggregates for a in call.args}
         elif isinstance(node, LogicalSort):
             used |= {k.column for k in node.keys}
-        elif isinstance(node, LogicalUnion):
-            for child in node.inputs:  # a UNION reads every column of its inputs
+        elif isinstance(node, LogicalUnion | LogicalSetOperation):
+            for child in node.children():  # a set operation reads every column of its inputs
                 used |= set(child.output)
     return used
 
@@ -320,7 +350,7 @@ def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan
     old = plan.children()
     if len(old) == len(children) and all(n.output == o.output for n, o in zip(children, old, strict=True)):
         node = copy.copy(plan)
-        if isinstance(plan, LogicalJoin):
+        if isinstance(plan, LogicalJoin | LogicalSetOperation):
             object.__setattr__(node, "left", children[0])
             object.__setattr__(node, "right", children[1])
         elif isinstance(plan, LogicalUnion):
@@ -328,7 +358,7 @@ def with_children(plan: LogicalPlan, children: list[LogicalPlan]) -> LogicalPlan
         elif old:
             object.__setattr__(node, "input", children[0])
         return node
-    if isinstance(plan, LogicalJoin):
+    if isinstance(plan, LogicalJoin | LogicalSetOperation):
         return replace(plan, left=children[0], right=children[1])
     if isinstance(plan, LogicalUnion):
         return replace(plan, inputs=tuple(children))

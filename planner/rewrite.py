@@ -101,9 +101,9 @@ def _push_into_join(join: LogicalJoin, parts: list[exp.Expression]) -> tuple[Log
     inner = join.kind in ("inner", "cross")
     for c in parts:
         ids = referenced_ids(c)
-        if ids and ids <= left_ids and join.kind in ("inner", "cross", "left"):
+        if ids and ids <= left_ids and join.kind in ("inner", "cross", "left", "semi", "anti"):
             to_left.append(c)
-        elif ids and ids <= right_ids and join.kind in ("inner", "cross", "right"):
+        elif ids and ids <= right_ids and join.kind in ("inner", "cross", "right", "right_semi", "right_anti"):
             to_right.append(c)
         else:
             keep.append(c)

@@ -526,6 +526,7 @@ class DorisLite(Doris):
             "DATETIMEV2": TokenType.DATETIME,
             "DECIMALV2": TokenType.DECIMAL,
             "DECIMALV3": TokenType.DECIMAL,
+            "MINUS": TokenType.EXCEPT,  # Doris's other spelling of EXCEPT
         }
 
     Parser = DorisLiteParser

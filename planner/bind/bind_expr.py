@@ -71,7 +71,7 @@ class ExpressionBinder:
             return const_node(self._scalar_subquery(node))
         if isinstance(node, exp.Window):  # the select list, ORDER BY and QUALIFY take them out before
             raise analysis_error(f"{self._clause_name()} clause can not contain window functions: "
-                                 f"{node.sql('mysql')}", 1235, "42000")
+                                 f"{node.sql('mysql')}", 3593, "HY000")
         return node
 
     def _clause_name(self) -> str:

@@ -24,6 +24,7 @@ from planner.logical import (
     LogicalPlan,
     LogicalProject,
     LogicalScan,
+    LogicalSetOperation,
     LogicalSort,
     LogicalUnion,
     LogicalValues,
@@ -126,20 +127,33 @@ class SelectBinder:
             return self.bind_select(node)
         if isinstance(node, exp.Union):
             return self.bind_union(node)
-        if isinstance(node, (exp.Except, exp.Intersect)):
-            raise analysis_error(f"{node.key.upper()} is not supported", 1235, "42000")
+        if isinstance(node, exp.Except | exp.Intersect):
+            return self.bind_set_operation(node)
         raise analysis_error(f"Unsupported query: {node.sql('mysql')[:80]}", 1235, "42000")
 
-    def bind_union(self, node: exp.Union) -> BoundQuery:
+    def _set_inputs(self, node: exp.SetOperation) -> tuple[BoundQuery, BoundQuery, tuple[str, ...]]:
         left = self._child().bind_query(node.this)
         right = self._child().bind_query(node.expression)
         if len(left.names) != len(right.names):
             raise analysis_error("The used SELECT statements have a different number of columns", 1222, "21000")
-        ids = tuple(self.new_id(n) for n in left.names)
+        return left, right, tuple(self.new_id(n) for n in left.names)
+
+    def bind_union(self, node: exp.Union) -> BoundQuery:
+        left, right, ids = self._set_inputs(node)
         plan: LogicalPlan = LogicalUnion((left.plan, right.plan), ids)
         if node.args.get("distinct", True):
             plan = LogicalAggregate(plan, ids)
-        names = left.names
+        return self._set_operation_tail(node, plan, left.names, ids)
+
+    def bind_set_operation(self, node: exp.Intersect | exp.Except) -> BoundQuery:
+        left, right, ids = self._set_inputs(node)
+        kind = "intersect" if isinstance(node, exp.Intersect) else "except"
+        plan = LogicalSetOperation(left.plan, right.plan, kind, node.args.get("distinct", True) is not False, ids)
+        return self._set_operation_tail(node, plan, left.names, ids)
+
+    def _set_operation_tail(self, node: exp.Expression, plan: LogicalPlan, names: list[str],
+                            ids: tuple[str, ...]) -> BoundQuery:
+        """ORDER BY / LIMIT written after the last SELECT of a UNION / INTERSECT / EXCEPT."""
         order = node.args.get("order")
         if order is not None:
             keys = []
@@ -416,8 +430,13 @@ class SelectBinder:
         side = (join.side or "").upper()
         on = join.args.get("on")
         using = join.args.get("using")
+        join_kind = (join.kind or "").upper()
         kind = {"LEFT": "left", "RIGHT": "right", "FULL": "full"}.get(side)
-        if kind is None:
+        if join_kind in ("SEMI", "ANTI"):
+            if on is None and not using:
+                raise analysis_error(f"{side or 'LEFT'} {join_kind} JOIN needs an ON or USING clause")
+            kind = ("right_" if side == "RIGHT" else "") + join_kind.lower()
+        elif kind is None:
             kind = "inner" if (on is not None or using) else "cross"
 
         left_keys: list[exp.Expression] = []
@@ -441,7 +460,13 @@ class SelectBinder:
             left_keys += lk
             right_keys += rk
             residual += rest
-        return LogicalJoin(left, right, kind, tuple(left_keys), tuple(right_keys), conjoin(residual)), scope
+        plan = LogicalJoin(left, right, kind, tuple(left_keys), tuple(right_keys), conjoin(residual))
+        # after a SEMI / ANTI JOIN only the kept side's columns are visible
+        if kind in ("semi", "anti"):
+            return plan, left_scope
+        if kind in ("right_semi", "right_anti"):
+            return plan, right_scope
+        return plan, scope
 
 
 MAX_GROUPING_SETS = 4096

@@ -31,14 +31,16 @@ from planner.logical import (
     LogicalPlan,
     LogicalProject,
     LogicalScan,
+    LogicalSetOperation,
     LogicalSort,
     LogicalUnion,
     LogicalValues,
     LogicalWindow,
 )
 from planner.physical.operators import ArrowValues, PhysicalOperator
+from planner.values import is_string, result_supertype
 
-HEAVY = (LogicalJoin, LogicalAggregate, LogicalSort, LogicalUnion, LogicalWindow)
+HEAVY = (LogicalJoin, LogicalAggregate, LogicalSort, LogicalUnion, LogicalWindow, LogicalSetOperation)
 ROWS = "_rows"  # the one column of an input that has none
 RESULT_BATCH_ROWS = 1 << 16
 
@@ -122,6 +124,10 @@ class RegionBuilder:
             types = self.schema(plain)
             fields = [types.field(n) if n in types.names else pa.field(n, pa.int64()) for n in plan.output]
             return pa.schema(fields).empty_table()
+        if isinstance(plan, LogicalSetOperation):  # no Arrow operator: the types UNION would give
+            left, right = self.schema(plan.left), self.schema(plan.right)
+            return pa.schema([pa.field(i, result_supertype(a.type, c.type))
+                              for i, a, c in zip(plan.output_ids, left, right, strict=True)]).empty_table()
         if isinstance(plan, LogicalWindow):  # no Arrow operator: the types follow the aggregates' rules
             schema = self.schema(plan.input)
             tr = self.translator(plan.input)
@@ -250,7 +256,8 @@ def _aggregate(b: RegionBuilder, p: LogicalAggregate) -> str:
     return f"SELECT {', '.join(keys + calls)} FROM ({source}){group}"
 
 
-_JOIN_SQL = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN"}
+_JOIN_SQL = {"inner": "JOIN", "left": "LEFT JOIN", "right": "RIGHT JOIN", "full": "FULL JOIN", "semi": "SEMI JOIN",
+             "anti": "ANTI JOIN", "right_semi": "SEMI JOIN", "right_anti": "ANTI JOIN"}
 
 
 def _join(b: RegionBuilder, p: LogicalJoin) -> str:
@@ -263,6 +270,8 @@ def _join(b: RegionBuilder, p: LogicalJoin) -> str:
     if p.residual is not None:
         conditions.append(tr.condition(p.residual))
     left, right = b.relation(p.left), b.relation(p.right)
+    if p.kind in ("right_semi", "right_anti"):  # DuckDB's SEMI / ANTI JOIN keep the left side's rows
+        left, right = right, left
     if p.kind == "cross" or not conditions:
         if p.kind not in ("cross", "inner"):
             conditions = conditions or ["TRUE"]
@@ -284,22 +293,34 @@ def _limit(b: RegionBuilder, p: LogicalLimit) -> str:
     return f"SELECT * FROM ({b.relation(p.input)}){limit} OFFSET {p.offset}"
 
 
+def _set_operand(b: RegionBuilder, child: LogicalPlan, out: pa.Schema, numbers_widen: bool) -> str:
+    """One input of a set operation, its columns renamed to the outputs' ids and of their types: equal
+    types pass, NULL columns are typed, and (`numbers_widen`) numbers and times widen as DuckDB casts
+    them exactly; anything else (string <-> number ...) raises Untranslatable."""
+    schema = b.schema(child)
+    items = []
+    for src, target in zip(child.output, out, strict=True):
+        t = schema.field(src).type
+        if t == target.type:
+            items.append(f"{quote(src)} AS {quote(target.name)}")
+        elif pa.types.is_null(t):
+            items.append(f"CAST(NULL AS {duck_type(target.type)}) AS {quote(target.name)}")
+        elif numbers_widen and same_family(t, target.type) and not is_string(t):
+            items.append(f"CAST({quote(src)} AS {duck_type(target.type)}) AS {quote(target.name)}")
+        else:
+            raise Untranslatable(f"set operation of {t} and {target.type}")
+    return f"SELECT {', '.join(items)} FROM ({b.relation(child)})"
+
+
 def _union(b: RegionBuilder, p: LogicalUnion) -> str:
     out = b.schema(p)
-    parts = []
-    for child in p.inputs:
-        schema = b.schema(child)
-        items = []
-        for src, target in zip(child.output, out, strict=True):
-            t = schema.field(src).type
-            if t == target.type:
-                items.append(f"{quote(src)} AS {quote(target.name)}")
-            elif pa.types.is_null(t):
-                items.append(f"CAST(NULL AS {duck_type(target.type)}) AS {quote(target.name)}")
-            else:
-                raise Untranslatable("UNION of different types")
-        parts.append(f"SELECT {', '.join(items)} FROM ({b.relation(child)})")
-    return " UNION ALL ".join(f"({part})" for part in parts)
+    return " UNION ALL ".join(f"({_set_operand(b, child, out, False)})" for child in p.inputs)
+
+
+def _set_operation(b: RegionBuilder, p: LogicalSetOperation) -> str:
+    out = b.schema(p)
+    op = f"{p.kind.upper()}{'' if p.distinct else ' ALL'}"
+    return f"({_set_operand(b, p.left, out, True)}) {op} ({_set_operand(b, p.right, out, True)})"
 
 
 _WINDOW_SQL = {"stddev": "stddev_pop", "stddev_samp": "stddev_samp", "variance": "var_pop",
@@ -338,4 +359,5 @@ def _window(b: RegionBuilder, p: LogicalWindow) -> str:
 _NODES: dict[type[LogicalPlan], Callable] = {
     LogicalFilter: _filter, LogicalProject: _project, LogicalAggregate: _aggregate, LogicalJoin: _join,
     LogicalSort: _sort, LogicalLimit: _limit, LogicalUnion: _union, LogicalWindow: _window,
+    LogicalSetOperation: _set_operation,
 }

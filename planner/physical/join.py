@@ -29,7 +29,7 @@ def _combined(left: pa.Table, right: pa.Table, li: pa.Array, ri: pa.Array) -> pa
 class AceroHashJoin(PhysicalOperator):
     left: PhysicalOperator
     right: PhysicalOperator
-    kind: str  # inner / left / right / full / cross
+    kind: str  # inner / left / right / full / cross / semi / anti / right_semi / right_anti
     left_keys: tuple[exp.Expression, ...]
     right_keys: tuple[exp.Expression, ...]
     residual: exp.Expression | None
@@ -48,6 +48,14 @@ class AceroHashJoin(PhysicalOperator):
             else:
                 mask = pc.fill_null(mask, False)
                 li, ri = li.filter(mask), ri.filter(mask)
+        if self.kind in ("semi", "anti"):  # the left rows with a match / without one, in their order
+            keep = _unmatched(lt.num_rows, li) if self.kind == "anti" else pa.array(np.unique(
+                li.to_numpy(zero_copy_only=False)).astype(np.int64))
+            return lt.take(keep)
+        if self.kind in ("right_semi", "right_anti"):
+            keep = _unmatched(rt.num_rows, ri) if self.kind == "right_anti" else pa.array(np.unique(
+                ri.to_numpy(zero_copy_only=False)).astype(np.int64))
+            return rt.take(keep)
         parts = [_combined(lt, rt, li, ri)]
         if self.kind in ("left", "full"):
             missing = _unmatched(lt.num_rows, li)

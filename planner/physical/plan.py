@@ -16,6 +16,7 @@ from planner.logical import (
     LogicalPlan,
     LogicalProject,
     LogicalScan,
+    LogicalSetOperation,
     LogicalSort,
     LogicalUnion,
     LogicalValues,
@@ -57,6 +58,8 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
             if isinstance(plan, LogicalAggregate) and plan.grouping_sets is not None:  # and of grouping sets
                 raise analysis_error(f"Unsupported aggregate with ROLLUP / CUBE / GROUPING SETS: {e}", 1235,
                                      "42000") from e
+            if isinstance(plan, LogicalSetOperation):  # and of INTERSECT / EXCEPT
+                raise analysis_error(f"Unsupported {plan.kind.upper()}: {e}", 1235, "42000") from e
             region = None
         if region is not None:
             return region

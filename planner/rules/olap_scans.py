@@ -19,6 +19,7 @@ from planner.logical import (
     LogicalPlan,
     LogicalProject,
     LogicalScan,
+    LogicalSetOperation,
     LogicalSort,
     LogicalUnion,
     referenced_ids,
@@ -81,8 +82,8 @@ def required_ids(plan: LogicalPlan) -> dict[int, set[str]]:
             visit(node.input, set(node.keys) | {a for call in node.aggregates for a in call.args})
         elif isinstance(node, LogicalSort):
             visit(node.input, needed | {k.column for k in node.keys})
-        elif isinstance(node, LogicalUnion):
-            for c in node.inputs:  # positional: every column of every input
+        elif isinstance(node, LogicalUnion | LogicalSetOperation):
+            for c in node.children():  # positional: every column of every input
                 visit(c, set(c.output))
         else:
             extra: set[str] = set()

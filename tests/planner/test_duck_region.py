@@ -24,6 +24,11 @@ QUERIES = [
     "SELECT count(*) FROM fact f CROSS JOIN dim d WHERE d.grp < 3",
     "SELECT a.k, b.k FROM fact a JOIN fact b ON a.i = b.k WHERE a.k < 40",
     "SELECT f.k FROM fact f JOIN dim d ON f.grp = d.grp AND f.g = d.label",
+    # semi / anti joins (the Arrow join has them too)
+    "SELECT d.grp FROM dim d LEFT SEMI JOIN fact f ON f.grp = d.grp AND f.i > 40",
+    "SELECT d.grp, d.label FROM dim d LEFT ANTI JOIN fact f ON f.grp = d.grp",
+    "SELECT f.k FROM dim d RIGHT SEMI JOIN fact f ON f.grp = d.grp AND d.weight < 20",
+    "SELECT f.k, f.i FROM dim d RIGHT ANTI JOIN fact f ON f.i = d.grp",
     # aggregates: each function and type, no keys over empty input, DISTINCT
     "SELECT g, count(*), count(i), sum(i), sum(v), sum(f), avg(i), avg(f), min(v), max(g), min(d), max(d) "
     "FROM fact GROUP BY g",
