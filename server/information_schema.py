@@ -13,6 +13,7 @@ import pyarrow as pa
 from sql.types import parse_type
 from storage.catalog.model import KEYS_AGG, OlapTable
 from storage.catalog.store import Catalog
+from storage.catalog.views import View
 
 S = pa.string()
 INT = pa.int64()
@@ -148,6 +149,7 @@ class InformationSchema:
             "statistics": self._statistics,
             "key_column_usage": self._key_column_usage,
             "partitions": self._partitions,
+            "views": self._views,
             "engines": lambda: _table("engines", ENGINES),
             "character_sets": lambda: _table("character_sets", CHARSETS),
             "collations": lambda: _table("collations", COLLATIONS),
@@ -184,7 +186,19 @@ class InformationSchema:
             rows.append(("def", db, t.name, "BASE TABLE", "Doris", 10, "Dynamic", rows_count, avg, size,
                          0, 0, 0, None, _ts(t.create_time), _ts(t.update_time or t.create_time), None,
                          "utf8mb4_0900_bin", None, "", t.comment))
+        for db, v in self._all_views():
+            rows.append(("def", db, v.name, "VIEW", None, 10, "Dynamic", None, None, None, None, None, None, None,
+                         _ts(v.create_time), _ts(v.update_time), None, "utf8mb4_0900_bin", None, "", v.comment))
         return _table("tables", rows)
+
+    def _all_views(self) -> Iterable[tuple[str, View]]:
+        for db in self.catalog.list_databases():
+            for view in self.catalog.list_views(db.name):
+                yield db.name, view
+
+    def _views(self) -> pa.Table:
+        return _table("views", [("def", db, v.name, v.definition, "NONE", "NO", "root@%", "DEFINER", "utf8mb4",
+                                 "utf8mb4_0900_bin") for db, v in self._all_views()])
 
     def _columns(self) -> pa.Table:
         rows = []

@@ -43,6 +43,7 @@ from storage.catalog.model import (
 from storage.catalog.partition_items import cannot_add_partition, check_new_items, sort_items
 from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
+from storage.catalog.views import VIEW_SCHEMA, ViewCatalog, name_taken
 from storage.errors import StorageError, doris_error
 
 FIRST_ID = 10000  # Doris's catalog ids start at 10000
@@ -85,7 +86,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA
+""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA + ";" + VIEW_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 
@@ -315,6 +316,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             for (table_id,) in c.execute("SELECT table_id FROM tables WHERE db_id = ?", (row[0],)).fetchall():
                 dropped += self._delete_table(c, table_id)
             c.execute("DELETE FROM transactions WHERE db_id = ?", (row[0],))
+            c.execute("DELETE FROM views WHERE db_id = ?", (row[0],))
             c.execute("DELETE FROM databases WHERE db_id = ?", (row[0],))
         self._notify_dropped(dropped)
 
@@ -344,8 +346,9 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
     def create_table(self, db_name: str, spec: TableSpec, if_not_exists: bool = False) -> OlapTable | None:
         with self._write() as c:
             db_id = self._db_id(c, db_name)
-            if c.execute("SELECT 1 FROM tables WHERE db_id = ? AND name = ?", (db_id, spec.name)).fetchone():
-                if if_not_exists:
+            taken = name_taken(c, db_id, spec.name)  # tables and views share the database's names
+            if taken is not None:
+                if if_not_exists and taken == "table":
                     return None
                 raise doris_error(f"Table '{spec.name}' already exists", 1050, "42S01")
             now = time.time()
