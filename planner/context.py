@@ -15,6 +15,7 @@ import pyarrow as pa
 from storage.predicate import ColumnPredicate
 
 if TYPE_CHECKING:
+    from planner.bind.views import ViewDefinition
     from planner.guard import QueryGuard
 
 
@@ -53,6 +54,10 @@ class QueryContext:
     source_override: Callable[[TableSource], TableSource] | None = None
     # KILL QUERY, query_timeout and exec_mem_limit of the running statement (planner/guard.py)
     guard: QueryGuard | None = None
+    # while translating a correlated subquery: the types of the enclosing queries' columns it may read
+    outer_types: Mapping[str, pa.DataType] | None = None
+    # (db or None, name) -> the view of that name, or None when there is none (planner/bind/views.py)
+    resolve_view: Callable[[str | None, str], ViewDefinition | None] | None = None
 
     def statement_time(self) -> dt.datetime:
         if self.now is None:

@@ -479,8 +479,11 @@ def _nullif(ev: Evaluator, e: exp.Nullif) -> Value:
 
 @register(exp.Cast, exp.TryCast)
 def _cast(ev: Evaluator, e: exp.Cast) -> Value:
-    target, _ = arrow_type_of_cast(e.args["to"])
-    return convert(ev.eval(e.this), target)
+    target, dtype = arrow_type_of_cast(e.args["to"])
+    out = convert(ev.eval(e.this), target)
+    if dtype is not None and dtype.name in ("CHAR", "VARCHAR") and dtype.length and pa.types.is_string(out.type):
+        out = pc.utf8_slice_codeunits(out, 0, dtype.length)  # Doris cuts to the length: CAST('2019' AS CHAR(2))
+    return out
 
 
 # importing the function families registers their handlers

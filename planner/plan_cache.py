@@ -140,6 +140,8 @@ def _recording(ctx: QueryContext) -> _Recording:
     rec.resolve_table = resolve
     rec.functions = {name: function(fn) for name, fn in ctx.functions.items()}
     rec.source_override = ctx.source_override
+    rec.guard = ctx.guard
+    rec.resolve_view = ctx.resolve_view  # views change the catalog's generation: a cached plan is redone
     return rec
 
 

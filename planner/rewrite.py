@@ -56,7 +56,7 @@ def simplify_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
     """sqlglot's simplify on WHERE / HAVING conditions: `1 = 0` -> FALSE, `NOT NOT x` -> x ..."""
 
     def fn(p: LogicalPlan) -> LogicalPlan:
-        if isinstance(p, LogicalFilter) and not any(p.condition.find_all(ArrowConst)):
+        if isinstance(p, LogicalFilter) and _small(p.condition) and not any(p.condition.find_all(ArrowConst)):
             try:
                 cond = simplify(p.condition.copy(), dialect="mysql")
             except Exception:  # a pass that cannot handle a node leaves the condition as it was
@@ -69,13 +69,23 @@ def simplify_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
     return transform_up(plan, fn)
 
 
+SIMPLIFY_MAX_NODES = 500  # sqlglot's simplify is quadratic in a long OR / AND chain: larger conditions skip it
+
+
+def _small(condition: exp.Expression) -> bool:
+    for count, _ in enumerate(condition.walk()):
+        if count >= SIMPLIFY_MAX_NODES:
+            return False
+    return True
+
+
 def pushdown_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
     """Move WHERE conjuncts into the join sides they reference; cross-side equalities become hash keys
     (turning comma joins into hash joins)."""
     if isinstance(plan, LogicalFilter):
         child = plan.input
         if isinstance(child, LogicalJoin):
-            parts = split_conjuncts(plan.condition)
+            parts = [f for c in split_conjuncts(plan.condition) for f in split_conjuncts(factor_common(c))]
             joined, rest = _push_into_join(child, parts)
             out = pushdown_filters(joined, ctx)
             cond = conjoin(rest)
@@ -91,6 +101,41 @@ def pushdown_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
         plan = joined
     kids = [pushdown_filters(c, ctx) for c in plan.children()]
     return with_children(plan, kids) if kids else plan
+
+
+def _disjuncts(e: exp.Expression) -> list[exp.Expression]:
+    out, stack = [], [e]
+    while stack:  # iterative: a long OR chain is balanced, but may still be wide
+        node = stack.pop()
+        if isinstance(node, exp.Or):
+            stack += [node.expression, node.this]
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def factor_common(condition: exp.Expression) -> exp.Expression:
+    """`(a AND b) OR (a AND c)` -> `a AND (b OR c)`: a conjunct every branch of an OR shares (TPC-H Q19's
+    join key) becomes a conjunct of its own, so it can be a hash-join key instead of a filter over a cross
+    product."""
+    if not isinstance(condition, exp.Or | exp.Paren):
+        return condition
+    branches = [split_conjuncts(b) for b in _disjuncts(condition)]
+    if len(branches) < 2:
+        return condition
+    common = [c for c in branches[0] if all(any(c == d for d in b) for b in branches[1:])]
+    if not common:
+        return condition
+    rests = [[c for c in b if not any(c == x for x in common)] for b in branches]
+    if any(not r for r in rests):  # one branch is just the common part: the OR adds nothing
+        return conjoin(common)
+    alternatives = [conjoin(r) for r in rests]
+    ored = alternatives[0]
+    for a in alternatives[1:]:
+        ored = exp.Or(this=ored, expression=a)
+    return conjoin([*common, exp.Paren(this=ored)])
 
 
 def _push_into_join(join: LogicalJoin, parts: list[exp.Expression]) -> tuple[LogicalPlan, list[exp.Expression]]:

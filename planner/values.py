@@ -6,7 +6,6 @@ broadcast to a full column when a projection materialises it.
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,8 +21,7 @@ def broadcast(v: Value, n: int) -> pa.Array:
     if isinstance(v, pa.Scalar):
         if not v.is_valid:
             return pa.nulls(n, v.type)
-        one = pa.array([v.as_py()], type=v.type)
-        return one.take(pa.array(np.zeros(n, dtype=np.int32)))
+        return pa.repeat(v, n)
     if isinstance(v, pa.ChunkedArray):
         return v.combine_chunks()
     return v
@@ -118,3 +116,8 @@ def result_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
     if not is_null_type(a) and not is_null_type(b) and a != b and (is_string(a) or is_string(b)):
         return pa.string()
     return supertype(a, b)
+
+
+def avg_decimal_scale(scale: int) -> int:
+    """Doris's avg(DECIMAL(p, s)) is DECIMAL(38, max(s, 4)) (ScalarType.DEFAULT_MIN_AVG_DECIMAL128_SCALE)."""
+    return min(max(scale, 4), 38)

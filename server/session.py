@@ -32,6 +32,7 @@ from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
+from planner.bind.views import ViewDefinition
 from planner.context import QueryContext, TableSource
 from planner.file_source import bind_table_functions
 from planner.guard import QueryGuard
@@ -41,7 +42,7 @@ from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, reads_data
-from server import show
+from server import show, views
 from server.alter_jobs import AlterJobs
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
@@ -61,6 +62,7 @@ from sql.parse import parse
 from sql.types import parse_type
 from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
 from storage.catalog.store import TXN_ABORTED, new_label
+from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
 from storage.engine import StorageEngine
 from storage.tablet.partition_router import route_partitions
@@ -159,7 +161,7 @@ class Session:
         cached = self._cached_query(sql)
         if cached is not None:
             return [cached]
-        statements = parse(sql)
+        statements = parse(sql, self.vars.get("sql_mode"))
         self._sql = sql.strip()
         self._key = sql if len(statements) == 1 else None
         if not statements:
@@ -213,6 +215,23 @@ class Session:
             raise no_database()
         return name
 
+    def database_name(self, db: str | None) -> str:
+        """The statement's database (named or current), which must exist."""
+        name = self._db(db)
+        if self.ctx.engine.catalog.get_database(name) is None:
+            raise doris_error(f"Unknown database '{name}'", 1049, "42000")
+        return name
+
+    def _view(self, db: str | None, name: str) -> ViewDefinition | None:
+        db_name = db or self.database
+        if not db_name or db_name.lower() in ("information_schema", "mysql"):
+            return None
+        catalog = self.ctx.engine.catalog
+        if catalog.get_database(db_name) is None or name not in catalog.view_names(db_name):
+            return None
+        view = catalog.get_view(db_name, name)
+        return None if view is None else views.view_definition(view)
+
     def _table(self, db: str | None, name: str) -> OlapTable:
         db_name = self._db(db)
         catalog = self.ctx.engine.catalog
@@ -260,6 +279,7 @@ class Session:
             variables=lambda scope, name: self.vars.get(name, scope),
             functions=functions,
             guard=self._guard,
+            resolve_view=self._view,
         )
 
     def run_query(self, expression: exp.Expression, key: str | None = None) -> pa.Table:
@@ -650,6 +670,9 @@ class Session:
 
     # -- SHOW / DESC ------------------------------------------------------------------------------------
     def _describe(self, s: st.Describe) -> Result:
+        view = self._view_record(s.db, s.name)
+        if view is not None:
+            return views.describe_view(self, self._db(s.db), view)
         table = self._describe_target(s.db, s.name)
         if isinstance(table, pa.Schema):
             rows = [(f.name, str(f.type).upper(), "Yes", "false", None, "") for f in table]
@@ -666,8 +689,19 @@ class Session:
             return self._source(db, name).schema
         return self._table(db, name)
 
+    def _view_record(self, db: str | None, name: str) -> View | None:
+        return self.ctx.engine.catalog.get_view(self._db(db), name) if self._view(db, name) is not None else None
+
     def _show_create_table(self, s: st.ShowCreateTable) -> Result:
+        if self._view(s.db, s.name) is not None:  # SHOW CREATE TABLE of a view shows the view, as in Doris
+            return views.show_create_view(self, s.db, s.name)
         return ResultSet(show.show_create(self._table(s.db, s.name)))
+
+    def _show_create_view(self, s: st.ShowCreateView) -> Result:
+        result = views.show_create_view(self, s.db, s.name)
+        if result is None:
+            raise doris_error(f"Unknown view '{s.name}'", 1146, "42S02")
+        return result
 
     def _show_create_database(self, s: st.ShowCreateDatabase) -> Result:
         if s.name.lower() != "information_schema" and self.ctx.engine.catalog.get_database(s.name) is None:
@@ -688,12 +722,15 @@ class Session:
         else:
             if self.ctx.engine.catalog.get_database(db) is None:
                 raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-            names = sorted(t.name for t in self.ctx.engine.catalog.list_tables(db))
-            kind = "BASE TABLE"
+            catalog = self.ctx.engine.catalog
+            kinds = {t.name: "BASE TABLE" for t in catalog.list_tables(db)}
+            kinds.update({v.name: "VIEW" for v in catalog.list_views(db)})
+            names = sorted(kinds)
         names = show.like_filter(names, s.like)
         column = f"Tables_in_{db}"
         if s.full:
-            table = show.string_table([column, "Table_type"], [(n, kind) for n in names])
+            table = show.string_table([column, "Table_type"], [(n, kind if db.lower() == "information_schema"
+                                                                else kinds[n]) for n in names])
         else:
             table = show.string_table([column], [(n,) for n in names])
         return ResultSet(self._where(table, s.where))
@@ -856,6 +893,8 @@ class Session:
         st.CancelAlterTableRollup: _cancel_alter_rollup,
         st.Describe: _describe,
         st.ShowCreateTable: _show_create_table,
+        st.ShowCreateView: _show_create_view,
+        **views.SESSION_HANDLERS,
         st.ShowCreateDatabase: _show_create_database,
         st.ShowDatabases: _show_databases,
         st.ShowTables: _show_tables,

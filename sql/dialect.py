@@ -536,3 +536,43 @@ class DorisLite(Doris):
             **Doris.Generator.TRANSFORMS,
             dx.TableFunction: lambda self, e: f"{e.name}({self.expressions(e, flat=True)})",
         }
+
+
+class _PipesAsConcatParser(DorisLiteParser):
+    DISJUNCTION = {k: v for k, v in DorisLiteParser.DISJUNCTION.items() if k != TokenType.DPIPE}
+
+    def _parse_bitwise(self) -> exp.Expr | None:
+        this = super()._parse_bitwise()
+        while self._match(TokenType.DPIPE):
+            this = self.expression(exp.DPipe(this=this, expression=super()._parse_bitwise(), safe=False))
+        return this
+
+
+class DorisLitePipesAsConcat(DorisLite):
+    """sql_mode PIPES_AS_CONCAT: `a || b` concatenates (MySQL reads it as OR otherwise)."""
+
+    DPIPE_IS_STRING_CONCAT = True
+    Parser = _PipesAsConcatParser
+
+
+class DorisLiteNoBackslashEscapes(DorisLite):
+    """sql_mode NO_BACKSLASH_ESCAPES: a backslash in a string literal is an ordinary character."""
+
+    class Tokenizer(DorisLite.Tokenizer):
+        STRING_ESCAPES = ["'"]
+
+
+class DorisLitePipesNoBackslash(DorisLitePipesAsConcat):
+    class Tokenizer(DorisLite.Tokenizer):
+        STRING_ESCAPES = ["'"]
+
+
+def dialect_for_sql_mode(sql_mode: str | None) -> type[DorisLite]:
+    """The dialect the session's sql_mode asks for (the modes that change how text is read)."""
+    modes = {m.strip().upper() for m in str(sql_mode or "").split(",")}
+    pipes, no_backslash = "PIPES_AS_CONCAT" in modes or "ANSI" in modes, "NO_BACKSLASH_ESCAPES" in modes
+    if pipes and no_backslash:
+        return DorisLitePipesNoBackslash
+    if pipes:
+        return DorisLitePipesAsConcat
+    return DorisLiteNoBackslashEscapes if no_backslash else DorisLite

@@ -17,26 +17,81 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from sql import expressions as dx
 from sql import statements as st
-from sql.dialect import DorisLite
+from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
 
 _DIALECT = DorisLite()
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def parse(text: str) -> list[st.Statement]:
-    """Parse one or more `;`-separated statements. Raises SqlError (1064 syntax, 1105 unsupported)."""
+_MODE_DIALECTS: dict[type, DorisLite] = {DorisLite: _DIALECT}
+# Doris's join distribution hints (`JOIN [shuffle] t`, TPC-H Q9 as Doris publishes it): a single node has one
+# way to distribute a join, so the hint is read and dropped
+_JOIN_HINT = re.compile(r"\bJOIN\s*\[\s*(?:SHUFFLE|BROADCAST|BUCKET_SHUFFLE|COLOCATE)\s*\]", re.IGNORECASE)
+
+
+def parse(text: str, sql_mode: str | None = None) -> list[st.Statement]:
+    """Parse one or more `;`-separated statements (read as `sql_mode` says: PIPES_AS_CONCAT,
+    NO_BACKSLASH_ESCAPES). Raises SqlError (1064 syntax, 1105 unsupported)."""
     if "/*!" in text:
         text = expand_executable_comments(text)
+    if "[" in text:
+        text = _JOIN_HINT.sub("JOIN", text)
+    kind = dialect_for_sql_mode(sql_mode)
+    dialect = _MODE_DIALECTS.get(kind) or _MODE_DIALECTS.setdefault(kind, kind())
     try:
-        expressions = _DIALECT.parse(text)
+        expressions = dialect.parse(text)
     except SqlglotError as e:
         raise _syntax_error(e, text) from None
     except RecursionError:
         raise parse_error("errCode = 2, detailMessage = Syntax error: statement is nested too deeply") from None
-    statements = [e for e in expressions if e is not None and not isinstance(e, exp.Semicolon)]
+    statements = [balance_chains(e) for e in expressions if e is not None and not isinstance(e, exp.Semicolon)]
     source = text.strip().rstrip(";") if len(statements) == 1 else None
     return [to_statement(e, source) for e in statements]
+
+
+# operators whose long chains (`a OR b OR c ...`, `x + y + z ...`) are rebuilt as balanced trees: the parser
+# makes them left-deep, and a 10,000-term chain would be 10,000 levels of recursion in every later pass.
+# AND / OR / || are associative outright; + and * only up to rounding and decimal scale growth, so they are
+# rebalanced only past a length no hand-written query reaches.
+_CHAINS: dict[type, int] = {exp.And: 32, exp.Or: 32, exp.DPipe: 32, exp.Add: 256, exp.Mul: 256}
+
+
+def balance_chains(root: exp.Expr) -> exp.Expr:
+    for node in list(root.walk()):  # walk is iterative: safe on a deep tree
+        kind = type(node)
+        limit = _CHAINS.get(kind)
+        if limit is None or type(node.parent) is kind:
+            continue  # not a chain's top
+        operands = _chain_operands(node, kind)
+        if len(operands) > limit:
+            balanced = _balanced(kind, operands)
+            if node is root:
+                root = balanced
+            else:
+                node.replace(balanced)
+    return root
+
+
+def _chain_operands(node: exp.Expr, kind: type) -> list[exp.Expr]:
+    """The operands of a chain of `kind`, in order, without recursion."""
+    out: list[exp.Expr] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is kind:
+            stack.append(current.expression)
+            stack.append(current.this)
+        else:
+            out.append(current)
+    return out
+
+
+def _balanced(kind: type, operands: list[exp.Expr]) -> exp.Expr:
+    if len(operands) == 1:
+        return operands[0]
+    middle = len(operands) // 2
+    return kind(this=_balanced(kind, operands[:middle]), expression=_balanced(kind, operands[middle:]))
 
 
 def to_statement(expression: exp.Expr, source: str | None = None) -> st.Statement:
@@ -379,7 +434,35 @@ def _create(node: exp.Create) -> st.Statement:
         return st.CreateDatabase(
             name=node.this.name or node.this.db, if_not_exists=bool(node.args.get("exists")), properties=_props(kv)
         )
+    if kind == "VIEW":
+        return _create_view(node)
     raise unsupported(f"CREATE {kind}".strip())
+
+
+def _view_target(node: exp.Expr) -> tuple[str | None, str, tuple[str, ...]]:
+    """`[db.]v [(c1, c2 ...)]`: sqlglot gives a Schema over the Table when columns are listed."""
+    if isinstance(node, exp.Schema):
+        db, name = _table_name(node.this)
+        return db, name, tuple(c.name for c in node.expressions)
+    db, name = _table_name(node)
+    return db, name, ()
+
+
+def _view_query(node: exp.Expr | None) -> exp.Expression:
+    if not isinstance(node, exp.Select | exp.SetOperation | exp.Subquery):
+        raise parse_error("errCode = 2, detailMessage = Syntax error: a view is defined AS a query")
+    return node
+
+
+def _create_view(node: exp.Create) -> st.Statement:
+    props = node.args.get("properties")
+    if props is not None and any(isinstance(p, exp.MaterializedProperty) for p in props.expressions):
+        raise unsupported("CREATE MATERIALIZED VIEW")
+    comment = next((_text(p.this) or "" for p in (props.expressions if props else [])
+                    if isinstance(p, exp.SchemaCommentProperty)), "")
+    db, name, columns = _view_target(node.this)
+    return st.CreateView(db, name, _view_query(node.expression), columns, comment,
+                         or_replace=bool(node.args.get("replace")), if_not_exists=bool(node.args.get("exists")))
 
 
 def _drop(node: exp.Drop) -> st.Statement:
@@ -397,6 +480,9 @@ def _drop(node: exp.Drop) -> st.Statement:
     if kind == "TABLE":
         db, name = _table_name(target)
         return st.DropTable(db, name, bool(node.args.get("exists")), bool(node.args.get("force")))
+    if kind == "VIEW" and not node.args.get("materialized"):
+        db, name = _table_name(target)
+        return st.DropView(db, name, bool(node.args.get("exists")))
     on = node.args.get("cluster")
     if kind == "INDEX" and isinstance(on, exp.OnProperty):
         db, name = _table_name(on.this)
@@ -456,6 +542,7 @@ _SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
         "GLOBAL" if s.args.get("global_") else "SESSION", _show_like(s), _where(s.args.get("where"))
     ),
     "CREATE TABLE": lambda s: st.ShowCreateTable(*_show_target(s)),
+    "CREATE VIEW": lambda s: st.ShowCreateView(*_show_target(s)),
     "DYNAMIC PARTITION TABLES": lambda s: st.ShowDynamicPartitionTables(_text(s.args.get("db"))),
     "CREATE DATABASE": lambda s: st.ShowCreateDatabase(_text(s.args.get("target")) or ""),
     "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
@@ -731,6 +818,9 @@ def _create_index(rest: str) -> st.Statement:
 def _alter(node: exp.Alter) -> st.Statement:
     kind = str(node.args.get("kind") or "TABLE").upper()
     actions = node.args.get("actions") or []
+    if kind == "VIEW" and len(actions) == 1:
+        db, name, columns = _view_target(node.this)
+        return st.AlterView(db, name, _view_query(actions[0]), columns)
     builder = _ALTER_ACTIONS.get(type(actions[0])) if kind == "TABLE" and len(actions) == 1 else None
     if builder is None or node.args.get("options"):
         raise unsupported(f"ALTER {kind}")

@@ -167,6 +167,40 @@ class DropTable(Statement):
 
 
 @dataclass(frozen=True)
+class CreateView(Statement):
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] [db.]v [(c1 [COMMENT ''], ...)] [COMMENT ''] AS query."""
+
+    db: str | None
+    name: str
+    query: exp.Expression
+    columns: tuple[str, ...] = ()
+    comment: str = ""
+    or_replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterView(Statement):
+    db: str | None
+    name: str
+    query: exp.Expression
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DropView(Statement):
+    db: str | None
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowCreateView(Statement):
+    db: str | None
+    name: str
+
+
+@dataclass(frozen=True)
 class TruncateTable(Statement):
     db: str | None
     name: str

@@ -84,9 +84,9 @@ class AggregateBuilder:
         func = _SIMPLE.get(type(node))
         if func is None:
             raise analysis_error(f"Can not found function '{node.sql_name().lower()}'")
-        if distinct and func not in ("min", "max", "count_distinct_approx"):
+        if distinct and func not in ("min", "max", "count_distinct_approx", "sum", "avg"):
             raise analysis_error(f"{func}(DISTINCT ...) is not supported", 1235, "42000")
-        return func, args, False, sep
+        return func, args, distinct and func in ("sum", "avg"), sep
 
     def _grouping(self, node: exp.Expression) -> str:
         """GROUPING(k) / GROUPING_ID(k, ...): a call over key columns (1 bits for rolled-up keys)."""

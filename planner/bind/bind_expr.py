@@ -9,7 +9,10 @@ import pyarrow as pa
 from sqlglot import exp
 
 from planner.bind.scope import Scope, unknown_column
-from planner.expressions import const_node
+from planner.bind.subquery import outer_column, subquery_expr
+from planner.expressions import const_node, literal_number
+from planner.logical import LogicalPlan
+from planner.values import result_supertype
 from sql.errors import analysis_error
 
 # run a subquery to completion: (query expression) -> Arrow table
@@ -44,13 +47,54 @@ def find_aggregates(e: exp.Expression) -> list[exp.AggFunc]:
     return list(_aggregates(e))
 
 
+# bind a subquery with this scope visible to it: (its plan, the ids of this scope it reads, whether it reads
+# any enclosing query's column at all), or None when it reads none (it is then run once, while binding)
+CorrelatedBinder = Callable[[exp.Expression], "tuple[LogicalPlan, list[str]] | None"]
+
+
+LONG_IN_LIST = 64
+
+
+def literal_list(items: list[exp.Expression]) -> pa.Array | None:
+    """An IN list of literals of one kind (numbers, or strings) as an Arrow array of their common type
+    (NULLs kept); None when it holds anything else."""
+    if not all(isinstance(i, exp.Literal | exp.Null) or (isinstance(i, exp.Neg) and isinstance(i.this, exp.Literal)
+                                                          and not i.this.is_string) for i in items):
+        return None
+    texts = [None if isinstance(i, exp.Null) else f"-{i.this.this}" if isinstance(i, exp.Neg) else i for i in items]
+    strings = {isinstance(t, exp.Literal) and t.is_string for t in texts if t is not None}
+    if strings == {True}:
+        return pa.array([None if t is None else t.this for t in texts], pa.string())
+    if strings - {False}:
+        return None
+    numbers = [None if t is None else literal_number(t if isinstance(t, str) else str(t.this)) for t in texts]
+    common = next((n.type for n in numbers if n is not None), None)
+    if common is None:
+        return None
+    for n in numbers:
+        if n is not None and n.type != common:
+            common = result_supertype(common, n.type)
+    try:
+        return pa.array([None if n is None else n.as_py() for n in numbers]).cast(common)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+
+
 class ExpressionBinder:
     def __init__(self, scope: Scope, run_subquery: SubqueryRunner, *, clause: str = "field list",
-                 allow_aggregates: bool = True) -> None:
+                 allow_aggregates: bool = True, outer: list[Scope] | None = None,
+                 record_outer: Callable[[str], None] | None = None,
+                 bind_correlated: CorrelatedBinder | None = None) -> None:
         self.scope = scope
         self.run_subquery = run_subquery
         self.clause = clause
         self.allow_aggregates = allow_aggregates
+        self.outer = outer or []  # enclosing queries' scopes, nearest first (inside a subquery)
+        self.record_outer = record_outer
+        self.bind_correlated = bind_correlated
+
+    def _correlated(self, query: exp.Expression) -> tuple[LogicalPlan, list[str]] | None:
+        return self.bind_correlated(query) if self.bind_correlated is not None else None
 
     def bind(self, e: exp.Expression) -> exp.Expression:
         return e.copy().transform(self._bind_node, copy=False)
@@ -61,13 +105,27 @@ class ExpressionBinder:
         if isinstance(node, exp.AggFunc) and not self.allow_aggregates:
             raise analysis_error(f"{self._clause_name()} clause can not contain aggregate functions: "
                                  f"{node.sql('mysql')}", 1111, "HY000")
+        if isinstance(node, exp.In) and len(node.expressions) > LONG_IN_LIST:
+            values = literal_list(node.expressions)
+            if values is not None:  # bound once as a value set: the rest of planning sees one node, not 10,000
+                return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
         if isinstance(node, exp.In) and node.args.get("query") is not None:
-            values = self._subquery_column(node.args["query"])
+            query = node.args["query"]
+            correlated = self._correlated(query.this if isinstance(query, exp.Subquery) else query)
+            if correlated is not None:
+                return subquery_expr("in", self._one_column(correlated[0]), correlated[1], self.bind(node.this))
+            values = self._subquery_column(query)
             return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
         if isinstance(node, exp.Exists):
+            correlated = self._correlated(node.this)
+            if correlated is not None:
+                return subquery_expr("exists", *correlated)
             table = self.run_subquery(node.this)
             return exp.Boolean(this=table.num_rows > 0)
         if isinstance(node, (exp.Subquery, exp.Select)):
+            correlated = self._correlated(node.this if isinstance(node, exp.Subquery) else node)
+            if correlated is not None:
+                return subquery_expr("scalar", self._one_column(correlated[0]), correlated[1])
             return const_node(self._scalar_subquery(node))
         if isinstance(node, exp.Window):  # the select list, ORDER BY and QUALIFY take them out before
             raise analysis_error(f"{self._clause_name()} clause can not contain window functions: "
@@ -86,10 +144,21 @@ class ExpressionBinder:
         col = self.scope.resolve(name, table, db)
         if col is not None:
             return bound_column(col.id)
+        for outer in self.outer:  # inside a subquery: a column of an enclosing query (correlation)
+            col = outer.resolve(name, table, db)
+            if col is not None and self.record_outer is not None:
+                self.record_outer(col.id)
+                return outer_column(col.id)
         if table is None and name.lower() in _KEYWORD_FUNCTIONS and not node.this.quoted:
             return _KEYWORD_FUNCTIONS[name.lower()]()
         shown = f"{table}.{name}" if table else name
         raise unknown_column(shown)  # Doris names 'table list' whatever the clause
+
+    @staticmethod
+    def _one_column(plan: LogicalPlan) -> LogicalPlan:
+        if len(plan.output) != 1:
+            raise analysis_error("Operand should contain 1 column(s)", 1241, "21000")
+        return plan
 
     def _subquery_column(self, query: exp.Expression) -> pa.Array:
         table = self.run_subquery(query.this if isinstance(query, exp.Subquery) else query)

@@ -15,6 +15,7 @@ from planner.bind.bind_expr import ExpressionBinder, bound_column, find_aggregat
 from planner.bind.bind_window import WindowBinder, contains_window
 from planner.bind.naming import output_name
 from planner.bind.scope import Scope, ScopeColumn, unknown_column
+from planner.bind.views import ViewDefinition, check_view_columns, parse_view
 from planner.context import QueryContext
 from planner.logical import (
     LogicalAggregate,
@@ -83,12 +84,18 @@ def _int_literal(node: exp.Expression | None, what: str) -> int | None:
 class SelectBinder:
     def __init__(self, ctx: QueryContext, run_query: Callable[[exp.Expression, dict], pa.Table],
                  ctes: dict[str, exp.Expression] | None = None,
-                 counter: itertools.count | None = None) -> None:
+                 counter: itertools.count | None = None, outer: list[Scope] | None = None,
+                 record_outer: Callable[[str], None] | None = None) -> None:
         self.ctx = ctx
         self.run_query = run_query  # executes a subquery (same context, visible CTEs)
         self.ctes = dict(ctes or {})
         self.counter = counter or itertools.count()
         self.id_names: dict[str, str] = {}
+        # inside a correlated subquery: the enclosing queries' scopes (nearest first), and where a read of
+        # one of their columns is reported
+        self.outer = outer or []
+        self.record_outer = record_outer
+        self.view_depth = 0  # views being expanded around this query
 
     # -- ids ------------------------------------------------------------------------------------------
     def new_id(self, hint: str) -> str:
@@ -96,10 +103,32 @@ class SelectBinder:
         self.id_names[cid] = hint
         return cid
 
-    def _child(self) -> SelectBinder:
-        child = SelectBinder(self.ctx, self.run_query, self.ctes, self.counter)
+    def _child(self, outer: list[Scope] | None = None, record_outer: Callable[[str], None] | None = None
+               ) -> SelectBinder:
+        """A binder for a nested query: a derived table sees the same enclosing scopes as this query; a
+        subquery in an expression sees this query's scope too (`outer`)."""
+        child = SelectBinder(self.ctx, self.run_query, self.ctes, self.counter,
+                             self.outer if outer is None else outer,
+                             self.record_outer if record_outer is None else record_outer)
         child.id_names = self.id_names
+        child.view_depth = self.view_depth
         return child
+
+    def bind_correlated(self, query: exp.Expression, scope: Scope) -> tuple[LogicalPlan, list[str]] | None:
+        """Bind a subquery of an expression over `scope`. None when it reads no enclosing query's column
+        (the caller runs it once instead); else its rewritten plan and the ids of `scope` it reads. Reads
+        of scopes further out are reported to this query's own enclosing query."""
+        from planner.rewrite import rewrite  # rewrite imports this module
+
+        read: set[str] = set()
+        bound = self._child([scope, *self.outer], read.add).bind_query(query)
+        if not read:
+            return None
+        here = {c.id for c in scope.columns}
+        for column_id in sorted(read - here):
+            if self.record_outer is not None:
+                self.record_outer(column_id)
+        return rewrite(bound.plan, self.ctx), sorted(read & here)
 
     def run_subquery(self, q: exp.Expression) -> pa.Table:
         return self.run_query(q, self.ctes)
@@ -113,7 +142,9 @@ class SelectBinder:
         return mode is None or "ONLY_FULL_GROUP_BY" in str(mode).upper()
 
     def expr_binder(self, scope: Scope, clause: str = "field list", allow_aggregates: bool = True) -> ExpressionBinder:
-        return ExpressionBinder(scope, self.run_subquery, clause=clause, allow_aggregates=allow_aggregates)
+        return ExpressionBinder(scope, self.run_subquery, clause=clause, allow_aggregates=allow_aggregates,
+                                outer=self.outer, record_outer=self.record_outer,
+                                bind_correlated=lambda q: self.bind_correlated(q, scope))
 
     # -- queries ---------------------------------------------------------------------------------------
     def bind_query(self, node: exp.Expression) -> BoundQuery:
@@ -319,13 +350,35 @@ class SelectBinder:
                 cols = scope.star()
                 if not cols:
                     raise analysis_error("SELECT * with no tables specified is not valid", 1096, "HY000")
-                items.extend(SelectItem(c.name, None, bound_column(c.id)) for c in cols)
+                items.extend(self._star_items(e, cols, scope))
             elif isinstance(e, exp.Column) and isinstance(e.this, exp.Star):
-                items.extend(SelectItem(c.name, None, bound_column(c.id)) for c in scope.star(e.table))
+                items.extend(self._star_items(e.this, scope.star(e.table), scope))
             else:
                 alias = e.alias if isinstance(e, exp.Alias) else None
                 items.append(SelectItem(output_name(e), e.unalias() if alias else e, None, alias))
         return items
+
+    def _star_items(self, star: exp.Star, cols: list[ScopeColumn], scope: Scope) -> list[SelectItem]:
+        """`*`, `* EXCEPT (c, ...)` (those columns left out) and `* REPLACE (expr AS c, ...)` (c computed by
+        expr, in its place)."""
+        names = {c.name.lower() for c in cols}
+        excluded = set()
+        for column in star.args.get("except_") or star.args.get("except") or []:
+            name = column.name.lower()
+            if name not in names:
+                raise unknown_column(column.sql("mysql"), "field list")
+            excluded.add(name)
+        replaced: dict[str, exp.Expression] = {}
+        for alias in star.args.get("replace") or []:
+            name = alias.alias.lower()
+            if name not in names:
+                raise unknown_column(alias.alias, "field list")
+            replaced[name] = alias.this
+        kept = [c for c in cols if c.name.lower() not in excluded]
+        if not kept:
+            raise analysis_error("SELECT * EXCEPT leaves no column")
+        return [SelectItem(c.name, replaced[c.name.lower()], None, c.name) if c.name.lower() in replaced
+                else SelectItem(c.name, None, bound_column(c.id)) for c in kept]
 
     def _alias_item(self, e: exp.Expression, items: list[SelectItem]) -> SelectItem | None:
         if isinstance(e, exp.Column) and not e.table and isinstance(e.this, exp.Identifier):
@@ -398,8 +451,14 @@ class SelectBinder:
             alias = node.alias or name
             if db is None and name.lower() == "dual" and not node.this.quoted:
                 return self._dual(), Scope()
+            if node.args.get("version") is not None:  # never silently read today's rows instead
+                raise analysis_error("Time travel (FOR VERSION AS OF / FOR TIME AS OF) is not supported", 1235,
+                                     "42000")
             if db is None and name in self.ctes:
                 return self._derived(self.ctes[name], alias)
+            view = self.ctx.resolve_view(db, name) if self.ctx.resolve_view is not None else None
+            if view is not None:
+                return self._view(view, alias)
             source = self.ctx.resolve_table(db, name)
             partition = node.args.get("partition")
             if partition is not None:
@@ -420,10 +479,26 @@ class SelectBinder:
             return self._derived(node.this, node.alias)
         raise analysis_error(f"Unsupported FROM item: {node.sql('mysql')[:80]}", 1235, "42000")
 
-    def _derived(self, query: exp.Expression, alias: str) -> tuple[LogicalPlan, Scope]:
+    def _derived(self, query: exp.Expression, alias: str, names: tuple[str, ...] = ()) -> tuple[LogicalPlan, Scope]:
         bq = self._child().bind_query(query)
-        cols = [ScopeColumn(alias, n, i) for n, i in zip(bq.names, bq.plan.output, strict=True)]
+        cols = [ScopeColumn(alias, n, i) for n, i in zip(names or bq.names, bq.plan.output, strict=True)]
         return bq.plan, Scope(cols)
+
+    def _view(self, view: ViewDefinition, alias: str) -> tuple[LogicalPlan, Scope]:
+        """A view in FROM: its stored query as a derived table (its own CTEs only: the view was made
+        without this statement's)."""
+        self.view_depth += 1
+        saved, self.ctes = self.ctes, {}
+        try:
+            query = parse_view(view, self.view_depth)
+            plan, scope = self._derived(query, alias)
+            check_view_columns(view.columns, [c.name for c in scope.columns])
+            if view.columns:
+                scope = Scope([ScopeColumn(alias, n, c.id) for n, c in zip(view.columns, scope.columns, strict=True)])
+            return plan, scope
+        finally:
+            self.ctes = saved
+            self.view_depth -= 1
 
     def bind_join(self, left: LogicalPlan, left_scope: Scope, join: exp.Join) -> tuple[LogicalPlan, Scope]:
         right, right_scope = self.bind_table(join.this)

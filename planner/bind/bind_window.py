@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from planner.bind.bind_expr import bound_column, find_aggregates
 from planner.logical import WindowCall
+from planner.values import avg_decimal_scale
 from sql.errors import analysis_error
 
 RANKING: dict[type[exp.Expression], str] = {
@@ -176,6 +177,6 @@ def window_type(func: str, args: list[pa.DataType]) -> pa.DataType:
         return pa.float64() if pa.types.is_floating(t) else pa.int64()
     if func == "avg":
         if pa.types.is_decimal(t):
-            return pa.decimal128(38, min(t.scale + 4, 38))
+            return pa.decimal128(38, avg_decimal_scale(t.scale))
         return pa.float64()
     raise analysis_error(f"{func} is not a window function", 1235, "42000")

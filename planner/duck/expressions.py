@@ -14,14 +14,17 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 import pyarrow as pa
 from sqlglot import exp
 
+from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext
-from planner.expressions import ArrowConst, Evaluator
-from planner.logical import referenced_ids
-from planner.values import is_numeric, is_string, is_temporal
+from planner.expressions import ArrowConst, Evaluator, const_node
+from planner.logical import LogicalPlan, referenced_ids
+from planner.values import is_numeric, is_string, is_temporal, result_supertype
 
 
 class Untranslatable(Exception):
@@ -108,33 +111,117 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
 _ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
 
 
-class ExpressionTranslator:
-    """Translates expressions over one input whose columns are plan ids with known Arrow types.
-    `register_set` makes an IN-subquery's value set an input table and returns its SQL name."""
+class Subqueries(Protocol):
+    """What the plan translator does for the expressions it translates (planner/duck/plan.py)."""
 
-    def __init__(self, schema: pa.Schema, ctx: QueryContext, register_set: Callable[[pa.Array], str]) -> None:
+    def register_set(self, values: pa.Array) -> str:
+        """An IN-subquery's value set as an input table; its SQL name."""
+        ...
+
+    def subquery_sql(self, plan: LogicalPlan, visible: dict[str, pa.DataType]) -> str:
+        """A correlated subquery's SQL, `visible` being the enclosing columns it may read."""
+        ...
+
+    def subquery_type(self, plan: LogicalPlan, visible: dict[str, pa.DataType]) -> pa.DataType:
+        """The type of a scalar subquery's one column."""
+        ...
+
+    def register_function(self, function: ArrowFunction) -> str:
+        """An expression the evaluator computes, as a DuckDB function; its SQL name."""
+        ...
+
+
+@dataclass
+class ArrowFunction:
+    """An expression DuckDB cannot compute with the evaluator's semantics, computed by the evaluator itself
+    inside the DuckDB query (a vectorized Python function over Arrow arrays): the columns it reads are its
+    arguments."""
+
+    expression: exp.Expression  # over `columns` as plain column reads
+    columns: list[str]
+    types: list[pa.DataType]
+    result: pa.DataType
+    ctx: QueryContext
+    errors: list[BaseException]  # what the evaluator raised, for the statement's own error
+
+    def __call__(self, *arrays: pa.Array) -> pa.Array:
+        try:
+            batch = pa.table({c: a.cast(t) if a.type != t else a for c, a, t in zip(self.columns, arrays, self.types,
+                                                                                   strict=True)})
+            if not self.columns:
+                raise Untranslatable("no argument")
+            out = Evaluator(batch, self.ctx).eval_array(self.expression)
+            return out.cast(self.result) if out.type != self.result else out
+        except Exception as e:
+            self.errors.append(e)
+            raise
+
+
+class ExpressionTranslator:
+    """Translates expressions over one input whose columns are plan ids with known Arrow types."""
+
+    def __init__(self, schema: pa.Schema, ctx: QueryContext, subqueries: Subqueries) -> None:
         self.empty = schema.empty_table()
         self.ctx = ctx
-        self.register_set = register_set
+        self.subqueries = subqueries
         self._types: dict[int, pa.DataType] = {}
+
+    def visible(self) -> dict[str, pa.DataType]:
+        """Columns an expression here may read: the input's and the enclosing queries'."""
+        return {**(self.ctx.outer_types or {}), **{f.name: f.type for f in self.empty.schema}}
 
     def type_of(self, e: exp.Expression) -> pa.DataType:
         key = id(e)
         if key not in self._types:
+            probe = e
+            if any(isinstance(n, SubqueryExpr) for n in e.walk()):
+                probe = e.copy().transform(self._typed_null, copy=False)
             try:
-                self._types[key] = Evaluator(self.empty, self.ctx).eval(e).type
+                self._types[key] = Evaluator(self.empty, self.ctx).eval(probe).type
             except Exception as err:  # noqa: BLE001 - whatever the evaluator refuses, it runs itself
                 raise Untranslatable(str(err)) from err
         return self._types[key]
 
+    def _typed_null(self, node: exp.Expression) -> exp.Expression:
+        """A subquery as a NULL of its type, for the evaluator's type probe."""
+        if not isinstance(node, SubqueryExpr):
+            return node
+        t = pa.bool_() if node.kind in ("exists", "in") else self.subqueries.subquery_type(node.plan, self.visible())
+        return const_node(pa.scalar(None, t))
+
     def sql(self, e: exp.Expression) -> str:
-        if not referenced_ids(e) and not any(isinstance(n, ArrowConst) and isinstance(n.value, pa.Array)
-                                             for n in e.walk()):
+        if is_constant(e):
             return self._constant(e)
         handler = _HANDLERS.get(type(e))
-        if handler is None:
-            raise Untranslatable(type(e).__name__)
-        return handler(self, e)
+        try:
+            if handler is None:
+                raise Untranslatable(type(e).__name__)
+            return handler(self, e)
+        except Untranslatable:
+            return self._function(e)
+
+    def _function(self, e: exp.Expression) -> str:
+        """`e` computed by the evaluator inside DuckDB (ArrowFunction). Not for a correlated subquery (only
+        DuckDB runs those), nor a type DuckDB cannot carry."""
+        if any(isinstance(n, SubqueryExpr) or (isinstance(n, ArrowConst) and isinstance(n.value, pa.Array))
+               for n in e.walk()):
+            raise Untranslatable("a subquery inside an expression only the evaluator computes")
+        visible = self.visible()
+        columns: list[str] = []
+        for n in e.walk():
+            name = n.name if isinstance(n, exp.Column) else n.id if isinstance(n, OuterColumn) else None
+            if name is not None and name not in columns:
+                columns.append(name)
+        if not columns or any(c not in visible for c in columns):
+            raise Untranslatable("expression without columns")
+        result = self.type_of(e)
+        types = [visible[c] for c in columns]
+        for t in [result, *types]:
+            duck_type(t)  # raises Untranslatable for a type DuckDB cannot carry
+        expression = e.copy().transform(lambda n: exp.column(n.id, quoted=True) if isinstance(n, OuterColumn) else n,
+                                        copy=False)
+        name = self.subqueries.register_function(ArrowFunction(expression, columns, types, result, self.ctx, []))
+        return f"{name}({', '.join(quote(c) for c in columns)})"
 
     def condition(self, e: exp.Expression) -> str:
         """A WHERE / ON / HAVING condition: boolean (or NULL) typed, NULL meaning false as in the Filter."""
@@ -165,9 +252,34 @@ def _handles(*classes: type[exp.Expression]) -> Callable[[Handler], Handler]:
     return deco
 
 
+def is_constant(e: exp.Expression) -> bool:
+    """No column of this query or an enclosing one, no subquery, no value set: the evaluator folds it."""
+    return not any(isinstance(n, exp.Column | OuterColumn | SubqueryExpr)
+                   or (isinstance(n, ArrowConst) and isinstance(n.value, pa.Array)) for n in e.walk())
+
+
 @_handles(exp.Column)
 def _column(tr: ExpressionTranslator, e: exp.Column) -> str:
     return quote(e.name)
+
+
+@_handles(OuterColumn)
+def _outer_column(tr: ExpressionTranslator, e: OuterColumn) -> str:
+    return quote(e.id)  # ids are unique in the statement: DuckDB binds it to the enclosing query's column
+
+
+@_handles(SubqueryExpr)
+def _subquery(tr: ExpressionTranslator, e: SubqueryExpr) -> str:
+    sub = tr.subqueries.subquery_sql(e.plan, tr.visible())
+    if e.kind == "exists":
+        return f"(EXISTS ({sub}))"
+    column = quote(e.plan.output[0])
+    if e.kind == "in":
+        lhs, t = tr.sql(e.this), tr.type_of(e.this)
+        if not same_family(t, tr.subqueries.subquery_type(e.plan, tr.visible())):
+            raise Untranslatable("IN subquery of another type")
+        return f"({lhs} IN (SELECT {column} FROM ({sub})))"
+    return f"(SELECT {column} FROM ({sub}))"
 
 
 @_handles(exp.Paren)
@@ -238,13 +350,35 @@ def _in(tr: ExpressionTranslator, e: exp.In) -> str:
         values = items[0].value
         if not same_family(vt, values.type) or _family(values.type) == "null":
             raise Untranslatable("IN value set type")
-        return f"({v} IN (SELECT v FROM {tr.register_set(values)}))"
+        return f"({v} IN (SELECT v FROM {tr.subqueries.register_set(values)}))"
+    if len(items) > INLINE_IN_ITEMS and all(is_constant(item) for item in items):
+        return f"({v} IN (SELECT v FROM {tr.subqueries.register_set(_constant_set(tr, items, vt))}))"
     parts = []
     for item in items:
         if not same_family(vt, tr.type_of(item)):
             raise Untranslatable("IN item type")
         parts.append(tr.sql(item))
     return f"({v} IN ({', '.join(parts)}))"
+
+
+INLINE_IN_ITEMS = 64  # a longer list of constants is handed to DuckDB as a table, not as SQL text
+
+
+def _constant_set(tr: ExpressionTranslator, items: list[exp.Expression], vt: pa.DataType) -> pa.Array:
+    """A long IN list's constants, folded by the evaluator, as one array of their common type."""
+    evaluator = Evaluator(tr.empty, tr.ctx)
+    values = [evaluator.eval(item) for item in items]
+    if any(not isinstance(x, pa.Scalar) or not same_family(vt, x.type) for x in values):
+        raise Untranslatable("IN item type")
+    common = values[0].type
+    for x in values[1:]:
+        common = x.type if pa.types.is_null(common) else result_supertype(common, x.type)
+    if pa.types.is_null(common):
+        raise Untranslatable("IN list of NULLs")
+    try:
+        return pa.array([x.as_py() for x in values]).cast(common)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+        raise Untranslatable(str(err)) from err
 
 
 @_handles(exp.Like)
@@ -282,10 +416,37 @@ for _cls in _ARITHMETIC:
     _HANDLERS[_cls] = _arithmetic
 
 
+def _as_decimal(t: pa.DataType) -> tuple[int, int] | None:
+    if pa.types.is_decimal128(t):
+        return t.precision, t.scale
+    if pa.types.is_integer(t):
+        return {8: 3, 16: 5, 32: 10}.get(t.bit_width, 19), 0
+    return None
+
+
+def decimal_division(a: str, b: str, ta: pa.DataType, tb: pa.DataType) -> tuple[str, pa.DataType] | None:
+    """`a / b` of decimals (or a decimal and an integer) as Doris computes it: DECIMAL(p1 + s2 + 4, s1 + 4)
+    (div_precision_increment = 4, precision capped at 38), the quotient truncated toward zero, NULL for a
+    zero divisor; exact, on the unscaled values as HUGEINTs. None when either side is no decimal."""
+    da, db = _as_decimal(ta), _as_decimal(tb)
+    if da is None or db is None or not (pa.types.is_decimal(ta) or pa.types.is_decimal(tb)):
+        return None
+    (p1, s1), (_, s2) = da, db
+    scale = min(s1 + 4, 38)
+    out = pa.decimal128(min(max(p1 + s2 + 4, scale + 1), 38), scale)
+    num = f"(CAST({a} * {10 ** s1} AS HUGEINT) * {10 ** (scale - s1 + s2)})"
+    den = f"NULLIF(CAST({b} * {10 ** s2} AS HUGEINT), 0)"
+    step = f"CAST('{decimal.Decimal(1).scaleb(-scale)}' AS DECIMAL({scale + 1}, {scale}))"
+    return f"CAST(CAST({num} // {den} AS DECIMAL(38, 0)) * {step} AS {duck_type(out)})", out
+
+
 @_handles(exp.Div)
 def _div(tr: ExpressionTranslator, e: exp.Div) -> str:
+    exact = decimal_division(tr.sql(e.this), tr.sql(e.expression), tr.type_of(e.this), tr.type_of(e.expression))
+    if exact is not None:
+        return exact[0]
     if not pa.types.is_float64(tr.type_of(e)):
-        raise Untranslatable("decimal division")
+        raise Untranslatable("division")
     a = _numeric_cast(tr, e.this, pa.float64())
     b = _numeric_cast(tr, e.expression, pa.float64())
     return f"({a} / NULLIF({b}, 0))"

@@ -11,16 +11,27 @@ a point lookup's scan, filter and projection stay on the Arrow path.
 from __future__ import annotations
 
 import decimal
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from planner.bind.bind_window import window_type
+from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext
 from planner.duck.database import cursor
-from planner.duck.expressions import ExpressionTranslator, Untranslatable, duck_type, quote, same_family
+from planner.duck.expressions import (
+    ArrowFunction,
+    ExpressionTranslator,
+    Untranslatable,
+    duck_type,
+    quote,
+    same_family,
+)
 from planner.guard import MEMORY, QueryGuard
 from planner.logical import (
     AggregateCall,
@@ -38,11 +49,13 @@ from planner.logical import (
     LogicalWindow,
 )
 from planner.physical.operators import ArrowValues, PhysicalOperator
-from planner.values import is_string, result_supertype
+from planner.values import avg_decimal_scale, is_string, result_supertype
 
 HEAVY = (LogicalJoin, LogicalAggregate, LogicalSort, LogicalUnion, LogicalWindow, LogicalSetOperation)
 ROWS = "_rows"  # the one column of an input that has none
 RESULT_BATCH_ROWS = 1 << 16
+_FUNCTION_IDS = itertools.count()
+T = TypeVar("T")
 
 ArrowBuilder = Callable[[LogicalPlan, list[PhysicalOperator]], PhysicalOperator]
 
@@ -54,10 +67,11 @@ class DuckRegion(PhysicalOperator):
     inputs: list[tuple[str, PhysicalOperator]]
     value_sets: list[tuple[str, pa.Array]] = field(default_factory=list)
     guard: QueryGuard | None = None
+    functions: list[tuple[str, ArrowFunction]] = field(default_factory=list)
 
     def execute(self) -> pa.Table:
         guard = self.guard or QueryGuard()
-        with cursor() as cur:
+        with cursor() as cur, _functions(cur, self.functions):
             for name, op in self.inputs:
                 table = op.execute()
                 if not table.num_columns:
@@ -77,10 +91,37 @@ class DuckRegion(PhysicalOperator):
                     schema = reader.schema
             except duckdb.InterruptException:
                 raise guard.error() from None
+            except duckdb.Error:
+                raised = [e for _, f in self.functions for e in f.errors]
+                if raised:  # the evaluator's own error (Doris's message), not DuckDB's wrapper of it
+                    raise raised[0] from None
+                raise
             except duckdb.OutOfMemoryException as e:
                 guard.cancel(MEMORY)
                 raise guard.error() from e
         return conform(pa.Table.from_batches(batches, schema=schema), self.schema)
+
+
+@contextmanager
+def _functions(cur: duckdb.DuckDBPyConnection, functions: list[tuple[str, ArrowFunction]]) -> Iterator[None]:
+    """The region's evaluator-computed expressions as DuckDB functions while its query runs."""
+    made = []
+    try:
+        for name, f in functions:
+            f.errors.clear()
+            cur.create_function(name, _with_arity(f, len(f.types)), [cur.type(duck_type(t)) for t in f.types],
+                                cur.type(duck_type(f.result)), type="arrow", null_handling="special")
+            made.append(name)
+        yield
+    finally:
+        for name in made:
+            cur.remove_function(name)
+
+
+def _with_arity(function: ArrowFunction, n: int) -> Callable[..., pa.Array]:
+    """DuckDB reads a function's arity from its signature: one named parameter per argument."""
+    names = ", ".join(f"a{i}" for i in range(n))
+    return eval(f"lambda {names}: function({names})", {"function": function})  # noqa: S307 - names made here
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -96,12 +137,13 @@ class RegionBuilder:
 
     def __init__(self, ctx: QueryContext, arrow: ArrowBuilder, physical: Callable[[LogicalPlan], PhysicalOperator],
                  probes: dict[int, pa.Schema]) -> None:
-        self.ctx = ctx
+        self.ctx = ctx  # with outer_types set while a correlated subquery is translated
         self.arrow = arrow
         self.physical = physical
         self.probes = probes
         self.inputs: list[tuple[str, PhysicalOperator]] = []
         self.value_sets: list[tuple[str, pa.Array]] = []
+        self.functions: list[tuple[str, ArrowFunction]] = []
         self.heavy = 0
 
     # -- types ----------------------------------------------------------------------------------------
@@ -118,9 +160,24 @@ class RegionBuilder:
             return pa.schema(fields).empty_table()
         if isinstance(plan, LogicalValues):
             return plan.table.slice(0, 0)
-        if isinstance(plan, LogicalAggregate) and plan.grouping_sets is not None:
-            # the Arrow aggregate has no grouping sets: its types for the plain calls, BIGINT for GROUPING
-            plain = LogicalAggregate(plan.input, plan.keys, tuple(c for c in plan.aggregates if c.func != "grouping"))
+        # the operators that only pass their input's columns, and projections, are typed without running
+        # them: their expressions may hold correlated subqueries, which only DuckDB evaluates
+        if isinstance(plan, LogicalFilter | LogicalSort | LogicalLimit):
+            return self.schema(plan.input).empty_table()
+        if isinstance(plan, LogicalProject):
+            tr = self.translator(plan.input)
+            return pa.schema([pa.field(i, tr.type_of(e)) for i, e in plan.exprs]).empty_table()
+        if isinstance(plan, LogicalJoin):
+            sides = {"semi": [plan.left], "anti": [plan.left], "right_semi": [plan.right],
+                     "right_anti": [plan.right]}.get(plan.kind, [plan.left, plan.right])
+            return pa.schema([f for side in sides for f in self.schema(side)]).empty_table()
+        if isinstance(plan, LogicalAggregate) and (plan.grouping_sets is not None
+                                                   or any(c.distinct and c.func in ("sum", "avg") for c in plan.aggregates)):
+            # the Arrow aggregate has no grouping sets nor sum / avg (DISTINCT): its types for the plain calls,
+            # BIGINT for GROUPING
+            plain = LogicalAggregate(plan.input, plan.keys, tuple(
+                replace(c, distinct=False) if c.func in ("sum", "avg") else c
+                for c in plan.aggregates if c.func != "grouping"))
             types = self.schema(plain)
             fields = [types.field(n) if n in types.names else pa.field(n, pa.int64()) for n in plan.output]
             return pa.schema(fields).empty_table()
@@ -136,27 +193,51 @@ class RegionBuilder:
         children = [ArrowValues(self.schema(c).empty_table()) for c in plan.children()]
         return self.arrow(plan, children).execute().slice(0, 0)
 
-    def _register_set(self, values: pa.Array) -> str:
+    # -- what expressions need (ExpressionTranslator's Subqueries) ----------------------------------------
+    def register_set(self, values: pa.Array) -> str:
         name = f"__set{len(self.value_sets)}"
         self.value_sets.append((name, values))
         return quote(name)
 
+    def register_function(self, function: ArrowFunction) -> str:
+        # DuckDB's functions are visible to every connection: a name no other statement uses
+        name = f"__dl_fn{next(_FUNCTION_IDS)}"
+        self.functions.append((name, function))
+        return name
+
+    def _inside(self, visible: dict[str, pa.DataType], fn: Callable[[], T]) -> T:
+        """Run `fn` with the enclosing columns of a correlated subquery visible to its expressions."""
+        saved = self.ctx
+        self.ctx = replace(saved, outer_types=visible)
+        try:
+            return fn()
+        finally:
+            self.ctx = saved
+
+    def subquery_sql(self, plan: LogicalPlan, visible: dict[str, pa.DataType]) -> str:
+        return self._inside(visible, lambda: self.relation(plan))
+
+    def subquery_type(self, plan: LogicalPlan, visible: dict[str, pa.DataType]) -> pa.DataType:
+        return self._inside(visible, lambda: self.schema(plan).field(0).type)
+
     def translator(self, *plans: LogicalPlan) -> ExpressionTranslator:
         fields = [f for p in plans for f in self.schema(p)]
-        return ExpressionTranslator(pa.schema(fields), self.ctx, self._register_set)
+        return ExpressionTranslator(pa.schema(fields), self.ctx, self)
 
     # -- relations --------------------------------------------------------------------------------------
     def relation(self, plan: LogicalPlan) -> str:
         """SQL producing `plan`'s output ids; a subtree it cannot translate becomes an input."""
         if isinstance(plan, LogicalScan | LogicalValues):
             return self._input(plan)
-        mark = (len(self.inputs), len(self.value_sets), self.heavy)
+        mark = (len(self.inputs), len(self.value_sets), len(self.functions), self.heavy)
         try:
             return self.translate(plan)
         except Untranslatable:
+            if reads_outer(plan):  # the Arrow operators cannot read an enclosing query's columns
+                raise
             # forget what the failed attempt registered: the subtree runs as one input instead
-            del self.inputs[mark[0]:], self.value_sets[mark[1]:]
-            self.heavy = mark[2]
+            del self.inputs[mark[0]:], self.value_sets[mark[1]:], self.functions[mark[2]:]
+            self.heavy = mark[3]
             return self._input(plan)
 
     def _input(self, plan: LogicalPlan) -> str:
@@ -173,7 +254,7 @@ class RegionBuilder:
             raise Untranslatable(type(plan).__name__)
         # check this node's own expressions before its children turn into inputs
         sql = handler(self, plan)
-        if isinstance(plan, HEAVY):
+        if isinstance(plan, HEAVY) or has_subquery(plan):
             self.heavy += 1
         return sql
 
@@ -183,7 +264,16 @@ class RegionBuilder:
             return None
         names = ", ".join(quote(i) for i in plan.output)
         return DuckRegion(f"SELECT {names} FROM ({sql})", self.schema(plan), self.inputs, self.value_sets,
-                          self.ctx.guard)
+                          self.ctx.guard, self.functions)
+
+
+def has_subquery(plan: LogicalPlan) -> bool:
+    """A node of `plan` (itself, not its children) holds a correlated subquery: DuckDB must run it."""
+    return any(isinstance(n, SubqueryExpr) for e in plan.expressions() for n in e.walk())
+
+
+def reads_outer(plan: LogicalPlan) -> bool:
+    return any(isinstance(n, OuterColumn) for node in plan.walk() for e in node.expressions() for n in e.walk())
 
 
 def _filter(b: RegionBuilder, p: LogicalFilter) -> str:
@@ -201,12 +291,13 @@ _SIMPLE_AGGREGATES = {"count_star": "count(*)", "min": "min({})", "max": "max({}
                       "stddev_samp": "stddev_samp({})", "variance": "var_pop({})", "variance_samp": "var_samp({})"}
 
 
-def decimal_avg(arg: str, t: pa.DataType, over: str = "") -> str:
-    """avg(DECIMAL(p, s)) exactly as the Arrow aggregate gives it: DECIMAL(38, s + 4), rounded half away from
+def decimal_avg(arg: str, t: pa.DataType, over: str = "", distinct: bool = False) -> str:
+    """avg(DECIMAL(p, s)) exactly as the Arrow aggregate gives it: DECIMAL(38, max(s, 4)), rounded half away from
     zero (DuckDB's own avg of a decimal is a DOUBLE). The sum runs over the unscaled integers."""
-    scale, out = t.scale, min(t.scale + 4, 38)
-    total = f"sum(CAST({arg} * {10 ** scale} AS HUGEINT)){over}"
-    count = f"NULLIF(count({arg}){over}, 0)"
+    scale, out = t.scale, avg_decimal_scale(t.scale)
+    d = "DISTINCT " if distinct else ""
+    total = f"sum({d}CAST({arg} * {10 ** scale} AS HUGEINT)){over}"
+    count = f"NULLIF(count({d}{arg}){over}, 0)"
     quotient = f"((abs({total}) * {2 * 10 ** (out - scale)} + {count}) // (2 * {count}))"
     step = f"CAST('{decimal.Decimal(1).scaleb(-out)}' AS DECIMAL({out + 1}, {out}))"
     return f"(CAST(sign({total}) * {quotient} AS DECIMAL(38, 0)) * {step})"
@@ -227,15 +318,16 @@ def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
         return f"count({args[0]})"
     if f == "count_star":
         return "count(*)"
-    if call.distinct or len(args) != 1:
+    if len(args) != 1 or (call.distinct and f not in ("sum", "avg")):
         raise Untranslatable(f"{f}(DISTINCT)")
     t = types[0]
+    d = "DISTINCT " if call.distinct else ""
     if f == "sum" and (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)):
-        return f"sum({args[0]})"
+        return f"sum({d}{args[0]})"
     if f == "avg" and (pa.types.is_integer(t) or pa.types.is_floating(t)):
-        return f"avg({args[0]})"
+        return f"avg({d}{args[0]})"
     if f == "avg" and pa.types.is_decimal128(t):
-        return decimal_avg(args[0], t)
+        return decimal_avg(args[0], t, distinct=call.distinct)
     if f in ("min", "max") and not pa.types.is_null(t):
         return _SIMPLE_AGGREGATES[f].format(args[0])
     if f.startswith(("stddev", "variance")) and (pa.types.is_integer(t) or pa.types.is_floating(t)):
@@ -272,12 +364,13 @@ def _join(b: RegionBuilder, p: LogicalJoin) -> str:
     left, right = b.relation(p.left), b.relation(p.right)
     if p.kind in ("right_semi", "right_anti"):  # DuckDB's SEMI / ANTI JOIN keep the left side's rows
         left, right = right, left
-    if p.kind == "cross" or not conditions:
-        if p.kind not in ("cross", "inner"):
-            conditions = conditions or ["TRUE"]
-        else:
+    if not conditions:
+        if p.kind in ("cross", "inner"):
             return f"SELECT * FROM ({left}) CROSS JOIN ({right})"
-    return f"SELECT * FROM ({left}) {_JOIN_SQL[p.kind]} ({right}) ON {' AND '.join(conditions)}"
+        conditions = ["TRUE"]
+    # a "cross" join with conditions is one whose WHERE conjuncts were pushed into it: an inner join
+    kind = "inner" if p.kind == "cross" else p.kind
+    return f"SELECT * FROM ({left}) {_JOIN_SQL[kind]} ({right}) ON {' AND '.join(conditions)}"
 
 
 def _sort(b: RegionBuilder, p: LogicalSort) -> str:

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from planner.expressions import Evaluator, register
 from planner.functions.casts import convert
-from planner.values import Value, is_string, is_temporal
+from planner.values import Value, broadcast, is_string, is_temporal
 
 
 def numeric_operand(v: Value) -> Value:
@@ -88,13 +88,29 @@ def _mul(ev: Evaluator, e: exp.Mul) -> Value:
 @register(exp.Div)
 def _div(ev: Evaluator, e: exp.Div) -> Value:
     a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
-    b = _zero_to_null(b)
     if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
         if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
-            a = pc.cast(a, pa.decimal128(19, 0)) if pa.types.is_integer(a.type) else a
-            b = pc.cast(b, pa.decimal128(19, 0)) if pa.types.is_integer(b.type) else b
-            return _apply(pc.divide, a, b)
+            return _decimal_divide(ev, a, b)
+    b = _zero_to_null(b)
     return pc.divide(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
+
+
+def _decimal_divide(ev: Evaluator, a: Value, b: Value) -> Value:
+    """Doris's exact decimal quotient, computed by the one SQL text planner/duck uses for it."""
+    from planner.duck.database import cursor
+    from planner.duck.expressions import decimal_division
+
+    sql, out = decimal_division('"a"', '"b"', a.type, b.type)
+    if isinstance(a, pa.Scalar) and isinstance(b, pa.Scalar):
+        n = 1
+    else:
+        n = len(a) if not isinstance(a, pa.Scalar) else len(b)
+    table = pa.table({"a": broadcast(a, n), "b": broadcast(b, n)})
+    with cursor() as cur:
+        cur.register("operands", table)
+        result = cur.sql(f"SELECT {sql} AS q FROM operands").to_arrow_table().column(0).combine_chunks()
+    result = result.cast(out) if result.type != out else result
+    return result[0] if isinstance(a, pa.Scalar) and isinstance(b, pa.Scalar) else result
 
 
 @register(exp.IntDiv)

@@ -27,10 +27,16 @@ def _const_int(ev: Evaluator, node: exp.Expression | None, what: str) -> int | N
     return v.as_py()
 
 
-@register(exp.Concat)
+@register(exp.Concat, exp.DPipe)  # DPipe: `a || b` under sql_mode PIPES_AS_CONCAT
 def _concat(ev: Evaluator, e: exp.Concat) -> Value:
-    parts = [_str(v) for v in ev.args(e)]
+    parts = [_str(v) for v in _operands(ev, e)]
     return pc.binary_join_element_wise(*parts, "")  # any NULL argument gives NULL, as MySQL
+
+
+def _operands(ev: Evaluator, e: exp.Expression) -> list[Value]:
+    if isinstance(e, exp.DPipe):  # its `safe` flag is no operand
+        return [ev.eval(e.this), ev.eval(e.expression)]
+    return ev.args(e)
 
 
 @register(exp.ConcatWs)

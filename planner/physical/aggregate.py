@@ -12,7 +12,8 @@ import pyarrow.compute as pc
 from planner.functions.casts import convert, to_string
 from planner.logical import AggregateCall
 from planner.physical.operators import PhysicalOperator
-from planner.values import is_string
+from planner.values import avg_decimal_scale, is_string
+from sql.errors import analysis_error
 
 _ONLY_VALID = pc.CountOptions(mode="only_valid")
 
@@ -74,6 +75,8 @@ class AceroHashAggregate(PhysicalOperator):
             return lambda cols: cols[n]
         arg = call.args[0]
         typ = t.schema.field(arg).type
+        if call.distinct:  # DuckDB runs sum / avg (DISTINCT); here it would be a plain sum, silently wrong
+            raise analysis_error(f"{f}(DISTINCT) of {typ} is not supported")
         if f in ("sum", "avg", "stddev", "stddev_samp", "variance", "variance_samp") and (
             is_string(typ) or pa.types.is_boolean(typ) or pa.types.is_null(typ)
         ):
@@ -138,8 +141,8 @@ def _join_skip_nulls(lists: pa.Array, sep: str) -> pa.Array:
 
 
 def decimal_avg(sums: pa.Array, counts: pa.Array, scale: int) -> pa.Array:
-    """avg(DECIMAL(p, s)) -> DECIMAL(38, s + 4), rounded half up (Doris's avg typing)."""
-    out_scale = min(scale + 4, 38)
+    """avg(DECIMAL(p, s)) -> DECIMAL(38, max(s, 4)), rounded half up (Doris's avg typing)."""
+    out_scale = avg_decimal_scale(scale)
     target = pa.decimal128(38, out_scale)
     counts = pc.if_else(pc.equal(counts, 0), pa.scalar(None, pa.int64()), counts)
     try:

@@ -7,7 +7,7 @@ import pyarrow as pa
 from planner.context import QueryContext
 from planner.duck.expressions import Untranslatable
 from planner.duck.plan import HEAVY as HEAVY_NODES
-from planner.duck.plan import RegionBuilder
+from planner.duck.plan import RegionBuilder, has_subquery
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -47,8 +47,9 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
     def physical(p: LogicalPlan) -> PhysicalOperator:
         return to_physical(p, ctx, probes)
 
-    if isinstance(plan, HEAVY_NODES) or (isinstance(plan, LogicalFilter | LogicalProject | LogicalLimit)
-                                         and any(isinstance(n, HEAVY_NODES) for n in plan.walk())):
+    if isinstance(plan, HEAVY_NODES) or has_subquery(plan) or (
+            isinstance(plan, LogicalFilter | LogicalProject | LogicalLimit)
+            and any(isinstance(n, HEAVY_NODES) or has_subquery(n) for n in plan.walk())):
         builder = RegionBuilder(ctx, lambda p, kids: arrow_operator(p, kids, ctx), physical, probes)
         try:
             region = builder.region(plan)
@@ -60,6 +61,8 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
                                      "42000") from e
             if isinstance(plan, LogicalSetOperation):  # and of INTERSECT / EXCEPT
                 raise analysis_error(f"Unsupported {plan.kind.upper()}: {e}", 1235, "42000") from e
+            if has_subquery(plan):  # and of correlated subqueries
+                raise analysis_error(f"Unsupported correlated subquery: {e}", 1235, "42000") from e
             region = None
         if region is not None:
             return region

@@ -11,8 +11,10 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
+import pyarrow as pa
 from sqlglot import exp
 
+from planner.expressions import ArrowConst
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -181,6 +183,9 @@ def doris_sql(e: exp.Expression, names: Mapping[str, str] | None = None, with_id
             return f"CAST({r(x.this)} AS {x.to.sql('mysql').lower()})"
         if isinstance(x, exp.Literal):
             return f"'{x.this}'" if x.is_string else str(x.this)
+        if isinstance(x, ArrowConst):  # a value folded while binding: a long IN list, a subquery's result
+            values = x.value.to_pylist() if isinstance(x.value, pa.Array) else [x.value.as_py()]
+            return ", ".join("NULL" if v is None else f"'{v}'" if isinstance(v, str) else str(v) for v in values)
         if isinstance(x, exp.Func) and not isinstance(x, exp.Anonymous) and not any(
                 isinstance(v, exp.Star) for v in x.args.values()):
             args = [r(v) for v in x.args.values() if isinstance(v, exp.Expression)]

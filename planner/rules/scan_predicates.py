@@ -10,7 +10,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from planner.context import QueryContext
-from planner.expressions import Evaluator
+from planner.expressions import ArrowConst, Evaluator
 from planner.functions.casts import convert
 from planner.logical import LogicalScan, referenced_ids
 from storage.predicate import ColumnPredicate, Op
@@ -20,9 +20,30 @@ _FLIP = {Op.GT: Op.LT, Op.GE: Op.LE, Op.LT: Op.GT, Op.LE: Op.GE, Op.EQ: Op.EQ, O
 _EMPTY = pa.table({})
 
 
+_INT_RANGES = {t: (-(2 ** (t.bit_width - 1)), 2 ** (t.bit_width - 1) - 1)
+               for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
+
+
+def _plain_literal(e: exp.Literal, col_type: pa.DataType) -> tuple[bool, object] | None:
+    """The common cases without Arrow (an IN list of 10,000 literals): an integer literal for an integer
+    column, a string literal for a string column. None: take the general path."""
+    text = str(e.this)
+    if not e.is_string and col_type in _INT_RANGES and text.lstrip("+-").isdigit():
+        low, high = _INT_RANGES[col_type]
+        value = int(text)
+        return (True, value) if low <= value <= high else (False, None)
+    if e.is_string and (pa.types.is_string(col_type) or pa.types.is_large_string(col_type)):
+        return True, text
+    return None
+
+
 def literal_value(e: exp.Expression, col_type: pa.DataType, ctx: QueryContext) -> tuple[bool, object]:
     """(ok, python value) for a constant expression converted losslessly to col_type (scan predicates and
     DELETE conditions convert their literals here)."""
+    if isinstance(e, exp.Literal):
+        plain = _plain_literal(e, col_type)
+        if plain is not None:
+            return plain
     if referenced_ids(e):
         return False, None
     try:
@@ -42,6 +63,20 @@ def literal_value(e: exp.Expression, col_type: pa.DataType, ctx: QueryContext) -
     except Exception:
         return False, None
     return True, converted.as_py()
+
+
+def _value_set(values: pa.Array, col_type: pa.DataType) -> tuple | None:
+    """A literal list's values converted losslessly to the column's type (NULLs never match: dropped;
+    but NOT IN with a NULL matches nothing, so such a list is not pushed)."""
+    if values.null_count or not len(values):  # an empty set is left to the filter (NOT IN () keeps every row)
+        return None
+    try:
+        converted = values.cast(col_type)
+        if converted.cast(values.type) != values:
+            return None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    return tuple(converted.to_pylist())
 
 
 def _scan_column(e: exp.Expression, ids: dict[str, tuple[str, pa.DataType]]) -> tuple[str, pa.DataType] | None:
@@ -87,7 +122,13 @@ def _one(c: exp.Expression, ids: dict[str, tuple[str, pa.DataType]], ctx: QueryC
         if col is None:
             return None
         values = []
-        for item in inner.expressions:
+        items = inner.expressions
+        if len(items) == 1 and isinstance(items[0], ArrowConst) and isinstance(items[0].value, pa.Array):
+            values = _value_set(items[0].value, col[1])  # a long literal list, bound as one value set
+            if values is None:
+                return None
+            return [ColumnPredicate(col[0], Op.NOT_IN if negate else Op.IN, values)]
+        for item in items:
             if not isinstance(item, exp.Literal):
                 return None  # subquery value sets and expressions stay in the filter
             ok, v = literal_value(item, col[1], ctx)

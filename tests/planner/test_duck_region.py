@@ -22,6 +22,10 @@ QUERIES = [
     "SELECT f.k, d.grp FROM (SELECT * FROM fact WHERE k < 100) f FULL JOIN dim d ON f.grp = d.grp + 30",
     "SELECT count(*) FROM fact f, dim d WHERE f.grp = d.grp AND (d.weight > 10 OR f.i > 3)",
     "SELECT count(*) FROM fact f CROSS JOIN dim d WHERE d.grp < 3",
+    # conditions pushed into a comma join without an equality of their own (TPC-H Q19's OR of branches)
+    "SELECT count(*) FROM fact f, dim d WHERE (f.grp = d.grp AND d.weight > 10) OR (f.grp = d.grp AND f.i > 3)",
+    "SELECT count(*) FROM fact f, dim d WHERE (f.grp = d.grp AND d.weight > 100) OR (f.k = d.grp AND f.i > 3)",
+    "SELECT count(*) FROM fact f, dim d WHERE f.k < d.grp",
     "SELECT a.k, b.k FROM fact a JOIN fact b ON a.i = b.k WHERE a.k < 40",
     "SELECT f.k FROM fact f JOIN dim d ON f.grp = d.grp AND f.g = d.label",
     # semi / anti joins (the Arrow join has them too)

@@ -88,7 +88,7 @@ def test_nulls_sort_first_ascending_in_windows(ctx: QueryContext) -> None:
 def test_window_result_types(ctx: QueryContext) -> None:
     got = run(ctx, "SELECT row_number() OVER (ORDER BY k), sum(grp) OVER (), sum(v) OVER (), avg(v) OVER (), "
                    "avg(grp) OVER (), lag(d) OVER (ORDER BY k), count(*) OVER () FROM fact WHERE k < 3")
-    assert got.schema.types == [pa.int64(), pa.int64(), pa.decimal128(38, 2), pa.decimal128(38, 6), pa.float64(),
+    assert got.schema.types == [pa.int64(), pa.int64(), pa.decimal128(38, 2), pa.decimal128(38, 4), pa.float64(),
                                 pa.date32(), pa.int64()]
 
 

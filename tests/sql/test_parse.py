@@ -321,7 +321,7 @@ def test_syntax_error_points_at_the_line() -> None:
 
 
 @pytest.mark.parametrize("text,kind", [
-    ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
+    ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW"),
     ("ALTER TABLE t ADD COLUMN c INT", "ALTER TABLE"),
     ("SHOW BACKENDS", "SHOW BACKENDS"),
     ("INSERT OVERWRITE TABLE t VALUES (1)", "INSERT OVERWRITE"),
