@@ -1,0 +1,409 @@
+"""TPC-H benchmark: the 22 queries on dorislite over MySQL vs DuckDB over the same Parquet files, results checked.
+
+    python -m bench.tpch.run --sf 0.1 [--query q1 ...] [--repeat 3] [--variant base|sf1] [--timeout 600]
+
+In one run:
+
+1. generates the SF's Parquet files with DuckDB's dbgen if they are missing (`bench.tpch.generate`, in its
+   own virtualenv; timed);
+2. starts a dorislite server (`python -m server serve`, free port, temporary storage root), creates the 8
+   tables and the view `revenue0` with Doris's TPC-H DDL (`bench.tpch.schema`) and loads each table with
+   `INSERT INTO t SELECT * FROM local("file_path" = "<dir>/*.parquet", "format" = "parquet")` (timed per
+   table; the first load also starts the server's Spark), then checks the row counts;
+3. runs each query (`bench.tpch.queries`, Doris's texts) over MySQL (pymysql, `SET query_timeout`) and in
+   DuckDB over the same files (views over `read_parquet`), one warm-up then best of --repeat each (a query
+   whose warm-up took more than --slow seconds is timed by that one run), and compares the answers (rows in
+   any order, numeric tolerance: `bench.tpch.compare`). A query that fails or differs does not stop the run;
+4. reads the server's peak RSS (VmHWM in /proc/<pid>/status, and that of its child processes: Spark's JVM
+   and workers), prints a Markdown table (per query: times, ratio, rows, = DuckDB / DIFFERENT / ERROR; the
+   geometric mean of the ratios over the correct queries, how many are correct out of 22) and writes it to
+   bench/out/tpch-sf<SF>.md (`-sf1` added for --variant sf1).
+
+Exits 0 whatever the queries answer (the report says how many are right); 1 when the harness itself broke
+(the server did not start, a table was refused or loaded the wrong row count, DuckDB failed a query).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+import pymysql
+
+from bench.harness import best_of
+from bench.tpch.compare import compare
+from bench.tpch.generate import default_out, generate, is_generated, sf_label, table_glob
+from bench.tpch.queries import VARIANTS, duckdb_sql, queries
+from bench.tpch.schema import REVENUE0_VIEW, TABLES, ddl
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "bench" / "out"
+DATABASE = "tpch"
+# Small tables first: the first load pays for starting the server's Spark.
+LOAD_ORDER = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
+SLOW_S = 60.0
+TIMEOUT_S = 600
+LOAD_TIMEOUT_S = 3600
+
+
+@dataclass
+class QueryResult:
+    name: str
+    dorislite_s: float | None
+    duckdb_s: float | None
+    rows: int | None
+    error: str | None = None  # dorislite's error (its first line is in the table)
+    difference: str | None = None
+    note: str | None = None  # how a match was reached, when not exactly
+
+    @property
+    def correct(self) -> bool:
+        return self.error is None and self.difference is None and self.dorislite_s is not None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.dorislite_s is None or not self.duckdb_s:
+            return None
+        return self.dorislite_s / self.duckdb_s
+
+
+@dataclass
+class Report:
+    sf: float
+    variant: str
+    rows: dict[str, int]
+    generate_s: float | None = None
+    load_s: dict[str, float] = field(default_factory=dict)
+    peak_rss_kb: int | None = None
+    children_rss_kb: int | None = None
+    queries: list[QueryResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # dorislite refused something the run could do without
+    errors: list[str] = field(default_factory=list)  # the harness broke: exit 1
+
+    @property
+    def correct(self) -> list[QueryResult]:
+        return [q for q in self.queries if q.correct]
+
+    @property
+    def geomean(self) -> float | None:
+        ratios = [q.ratio for q in self.correct if q.ratio]
+        if not ratios:
+            return None
+        return math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+    def markdown(self) -> str:
+        total = sum(self.rows.values())
+        variant = "" if self.variant == "base" else f", Doris's queries/{self.variant} texts"
+        lines = [f"### TPC-H, SF {sf_label(self.sf)} ({total:,} rows in 8 tables{variant})", "",
+                 f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, "
+                 f"duckdb {duckdb.__version__}.", ""]
+        if self.generate_s is not None:
+            lines.append(f"Generation (dbgen, Parquet): {self.generate_s:.1f} s.")
+        if self.load_s:
+            loaded = ", ".join(f"{t} {self.rows.get(t, 0):,} rows {s:.1f} s" for t, s in self.load_s.items())
+            lines.append(f"Load `INSERT … SELECT * FROM local(…)`: {sum(self.load_s.values()):.1f} s in all "
+                         f"({loaded}; the first includes starting the server's Spark).")
+        if self.peak_rss_kb is not None:
+            kids = (f"; its child processes (Spark's JVM, workers) {self.children_rss_kb / 1024:,.0f} MiB"
+                    if self.children_rss_kb else "")
+            lines.append(f"Server peak RSS (VmHWM): {self.peak_rss_kb / 1024:,.0f} MiB{kids}.")
+        lines += ["", "| query | dorislite ms | DuckDB ms | ratio | rows | result |", "|---|---:|---:|---:|---:|---|"]
+        for q in self.queries:
+            if q.error is not None:
+                result = "ERROR: " + _cell(_first_line(q.error), 120)
+            elif q.difference is not None:
+                result = "**DIFFERENT**"
+            else:
+                result = "= DuckDB"
+            lines.append(f"| {q.name} | {_ms(q.dorislite_s)} | {_ms(q.duckdb_s)} | "
+                         f"{'' if q.ratio is None else f'{q.ratio:.2f}'} | {'' if q.rows is None else q.rows} | "
+                         f"{result} |")
+        gm = self.geomean
+        lines.append(f"| **geomean** (correct queries) | | | **{'—' if gm is None else f'{gm:.2f}'}** | | |")
+        lines += ["", f"Correct: {len(self.correct)}/{len(self.queries)} queries equal DuckDB"
+                      + ("" if len(self.queries) == 22 else " (a subset of the 22 was run)")]
+        for q in self.queries:
+            if q.error is not None:
+                lines.append(f"- {q.name} ERROR: {_one_line(q.error)}")
+            elif q.difference is not None:
+                lines.append(f"- {q.name} DIFFERENT: {q.difference}")
+            elif q.note:
+                lines.append(f"- {q.name}: {q.note}")
+        lines += [f"- note: {n}" for n in self.notes]
+        lines += [f"- harness error: {e}" for e in self.errors]
+        return "\n".join(lines) + "\n"
+
+
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1000:,.0f}"
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+def _one_line(text: str, limit: int = 600) -> str:
+    """A multi-line message (a syntax error's caret lines) on one line, ` / ` between its lines."""
+    text = " / ".join(" ".join(ln.split()) for ln in str(text).splitlines() if ln.strip())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _cell(text: str, limit: int) -> str:
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("|", "\\|")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after."""
+    port = _free_port()
+    log = storage.parent / "server.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage)],
+        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not start") from None
+                time.sleep(0.1)
+        yield port, proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def vm_hwm_kb(pid: int) -> int | None:
+    """Peak resident set size of a live process (VmHWM, kB), None once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (children of all its threads, recursively)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
+def connect(port: int, timeout: int, create: bool = False) -> tuple[pymysql.connections.Connection,
+                                                                   pymysql.cursors.Cursor]:
+    """A connection to the benchmark database (created first with `create`) whose statements end after
+    `timeout` seconds (`query_timeout`; the client itself gives up a minute later)."""
+    conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True,
+                           read_timeout=timeout + 60, write_timeout=timeout + 60)
+    cur = conn.cursor()
+    if create:
+        cur.execute(f"CREATE DATABASE {DATABASE}")
+    cur.execute(f"USE {DATABASE}")
+    cur.execute(f"SET query_timeout = {timeout}")
+    return conn, cur
+
+
+def _alive(conn: pymysql.connections.Connection) -> bool:
+    try:
+        conn.ping(reconnect=False)
+        return True
+    except Exception:  # noqa: BLE001 - any failure means a new connection
+        return False
+
+
+def create_and_load(cur: pymysql.cursors.Cursor, report: Report, data: Path) -> None:
+    """The 8 tables (a refused one is a harness error), each loaded and counted, then the view."""
+    for table in TABLES:
+        cur.execute(ddl(table))
+    for table in LOAD_ORDER:
+        t0 = time.perf_counter()
+        cur.execute(f'INSERT INTO {table} SELECT * FROM local("file_path" = "{table_glob(data, table)}", '
+                    '"format" = "parquet")')
+        report.load_s[table] = time.perf_counter() - t0
+        print(f"  {table:10}{report.rows[table]:>12,} rows {report.load_s[table]:6.1f} s", flush=True)
+        cur.execute(f"SELECT COUNT(*) FROM {table}")
+        loaded = cur.fetchone()[0]
+        if loaded != report.rows[table]:
+            report.errors.append(f"{table}: loaded {loaded:,} rows, the files hold {report.rows[table]:,}")
+    try:
+        cur.execute(REVENUE0_VIEW)
+    except pymysql.MySQLError as e:  # q15 will say so too
+        report.notes.append(f"CREATE VIEW revenue0 refused: {_first_line(e.args[-1] if e.args else e)}")
+
+
+def duckdb_reference(data: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for table in TABLES:
+        con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet('{table_glob(data, table)}')")
+    con.execute(REVENUE0_VIEW)
+    return con
+
+
+def _timed(fn: Callable[[], Any], repeat: int, slow: float) -> tuple[float, Any]:
+    """One warm-up run, then best of `repeat`; a warm-up slower than `slow` seconds is the measurement."""
+    t0 = time.perf_counter()
+    out = fn()
+    took = time.perf_counter() - t0
+    if took > slow:
+        return took, out
+    return best_of(fn, repeat)
+
+
+def _error_text(e: BaseException) -> str:
+    if isinstance(e, pymysql.MySQLError) and len(e.args) >= 2:
+        return f"({e.args[0]}) {e.args[1]}"
+    return f"{type(e).__name__}: {e}"
+
+
+def run_queries(port: int, report: Report, data: Path, repeat: int, only: list[str] | None, timeout: int,
+                slow: float) -> None:
+    con = duckdb_reference(data)
+    conn, cur = connect(port, timeout)
+    for name, sql in queries(report.variant).items():
+        if only and name not in only:
+            continue
+        ddb_sql = duckdb_sql(sql)
+        try:
+            k_s, k_rows = _timed(lambda q=ddb_sql: con.execute(q).fetchall(), repeat, slow)
+        except duckdb.Error as e:
+            report.errors.append(f"{name} failed in DuckDB: {_first_line(str(e))}")
+            k_s, k_rows = None, None
+
+        def on_dorislite(q: str = sql, c: pymysql.cursors.Cursor = cur) -> tuple:
+            c.execute(q)
+            return c.fetchall()
+
+        try:
+            d_s, d_rows = _timed(on_dorislite, repeat, slow)
+        except Exception as e:  # noqa: BLE001 - any failure is this query's result, the run goes on
+            result = QueryResult(name, None, k_s, None, error=_error_text(e))
+            if not _alive(conn):  # lost (client timeout, server crash): the next query gets a new one
+                conn, cur = connect(port, timeout)
+        else:
+            if k_rows is None:
+                result = QueryResult(name, d_s, None, len(d_rows), error="no DuckDB answer to compare with")
+            else:
+                difference, note = compare(d_rows, k_rows)
+                result = QueryResult(name, d_s, k_s, len(d_rows), difference=difference, note=note)
+        report.queries.append(result)
+        status = ("ok" if result.correct else "ERROR: " + _first_line(result.error) if result.error
+                  else "DIFFERENT: " + (result.difference or ""))
+        print(f"  {name:4} dorislite {_ms(result.dorislite_s):>9} ms  DuckDB {_ms(result.duckdb_s):>8} ms  "
+              f"{status[:300]}", flush=True)
+    conn.close()
+    con.close()
+
+
+def ensure_data(sf: float, data: Path | None, report_gen: list[float]) -> tuple[Path, dict[str, int]]:
+    """The Parquet folder for `sf` (generated if missing: the seconds go to `report_gen`) and its row counts."""
+    data = Path(data or default_out(sf))
+    if not is_generated(data):
+        print(f"generating TPC-H SF {sf_label(sf)} into {data} ...", flush=True)
+        t0 = time.perf_counter()
+        generate(sf, data)
+        report_gen.append(time.perf_counter() - t0)
+        print(f"  generated in {report_gen[-1]:.1f} s", flush=True)
+    rows = {t: sum(pq.ParquetFile(p).metadata.num_rows for p in (data / t).glob("*.parquet")) for t in TABLES}
+    return data, rows
+
+
+def run(sf: float, data: Path | None = None, repeat: int = 3, only: list[str] | None = None,
+        variant: str = "base", timeout: int = TIMEOUT_S, slow: float = SLOW_S, keep: bool = False) -> Report:
+    """The whole benchmark."""
+    gen: list[float] = []
+    data, rows = ensure_data(sf, data, gen)
+    report = Report(sf=sf, variant=variant, rows=rows, generate_s=gen[0] if gen else None)
+    work = Path(tempfile.mkdtemp(prefix="tpch-run-"))
+    try:
+        with dorislite_server(work / "data") as (port, proc):
+            conn, cur = connect(port, LOAD_TIMEOUT_S, create=True)
+            print(f"loading {sum(rows.values()):,} rows ...", flush=True)
+            create_and_load(cur, report, data)
+            conn.close()
+            print(f"  load {sum(report.load_s.values()):.1f} s", flush=True)
+            print("queries ...", flush=True)
+            run_queries(port, report, data, repeat, only, timeout, slow)
+            report.peak_rss_kb = vm_hwm_kb(proc.pid)
+            kids = [k for k in (vm_hwm_kb(p) for p in descendants(proc.pid)) if k]
+            report.children_rss_kb = sum(kids) if kids else None
+    except Exception as e:  # noqa: BLE001 - reported in the table, then the run fails
+        report.errors.append(f"{type(e).__name__}: {e}")
+    finally:
+        if keep and report.errors:
+            print(f"server storage and log kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sf", type=float, default=1.0)
+    ap.add_argument("--data", type=Path, default=None, help="Parquet folder (default bench/out/tpch-sf<SF>)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per query after a warm-up (best is reported)")
+    ap.add_argument("--query", action="append", help="run only this query (repeatable), e.g. q3")
+    ap.add_argument("--variant", choices=VARIANTS, default="base",
+                    help="Doris's queries/ texts (base), or queries/sf1/ for q9, q14, q22 (sf1)")
+    ap.add_argument("--timeout", type=int, default=TIMEOUT_S, help="dorislite query_timeout, seconds")
+    ap.add_argument("--slow", type=float, default=SLOW_S,
+                    help="a query whose warm-up takes longer (seconds) is timed by that run alone")
+    ap.add_argument("--keep", action="store_true", help="keep the server's storage folder and log on a harness error")
+    args = ap.parse_args()
+    report = run(args.sf, args.data, args.repeat, args.query, args.variant, args.timeout, args.slow, args.keep)
+    text = report.markdown()
+    print()
+    print(text)
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"tpch-sf{sf_label(args.sf)}{'' if args.variant == 'base' else '-' + args.variant}.md"
+    path.write_text(text)
+    print(f"written to {path.relative_to(ROOT)}")
+    if report.errors:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
