@@ -6,8 +6,7 @@ import pyarrow as pa
 
 from planner.context import QueryContext
 from planner.duck.expressions import Untranslatable
-from planner.duck.plan import HEAVY as HEAVY_NODES
-from planner.duck.plan import RegionBuilder, has_subquery
+from planner.duck.plan import RegionBuilder, has_subquery, needs_duckdb
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -39,17 +38,15 @@ from sql.errors import analysis_error
 
 def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schema] | None = None
                 ) -> PhysicalOperator:
-    """Joins, aggregations, sorts and unions (with the filters, projections and limits around them) run
-    in DuckDB where it gives the Arrow operators' answer (planner/duck/plan.py); the rest, and whatever
-    DuckDB cannot run the same way, on the Arrow operators."""
+    """A plan with a join, a window, a set operation, grouping sets or a correlated subquery runs in DuckDB,
+    with everything above it (planner/duck/plan.py); a scan's own filter, projection, aggregation and sort,
+    and whatever DuckDB cannot run the same way, on the Arrow operators."""
     probes = {} if probes is None else probes
 
     def physical(p: LogicalPlan) -> PhysicalOperator:
         return to_physical(p, ctx, probes)
 
-    if isinstance(plan, HEAVY_NODES) or has_subquery(plan) or (
-            isinstance(plan, LogicalFilter | LogicalProject | LogicalLimit)
-            and any(isinstance(n, HEAVY_NODES) or has_subquery(n) for n in plan.walk())):
+    if needs_duckdb(plan):
         builder = RegionBuilder(ctx, lambda p, kids: arrow_operator(p, kids, ctx), physical, probes)
         try:
             region = builder.region(plan)
