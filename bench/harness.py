@@ -1,8 +1,14 @@
-"""What the benchmarks share: best-of timing, a scratch folder, and a storage engine with database `db`."""
+"""What the benchmarks share: best-of timing, a scratch folder, a storage engine with database `db`, and a
+dorislite server subprocess."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,3 +48,42 @@ def bench_engine(root: Path, conf: Mapping[str, str] | None = None) -> StorageEn
     engine.open()
     engine.catalog.create_database("db")
     return engine
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after."""
+    port = free_port()
+    log = storage.parent / "server.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage)],
+        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("server did not start") from None
+                time.sleep(0.1)
+        yield port, proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -28,10 +28,11 @@ from pathlib import Path
 import duckdb
 import pymysql
 
+from bench.harness import dorislite_server
 from bench.ssb.compare import diff
 from bench.ssb.generate import flat_glob, sf_label
 from bench.ssb.queries import QUERIES, duckdb_sql
-from bench.ssb.run import Report, _best, dorislite_server, ensure_data, load, open_database
+from bench.ssb.run import Report, _best, ensure_data, load, open_database
 from bench.ssb.schema import ROLLUP_BUCKETS, ROLLUPS, add_rollups_sql
 
 BUILDS = ("create", "alter")
@@ -174,7 +175,7 @@ def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = ROL
     report = RollupReport(sf=sf, rows=rows, buckets=buckets, build=build)
     work = Path(tempfile.mkdtemp(prefix="ssb-rollups-"))
     try:
-        with dorislite_server(work / "data") as port:
+        with dorislite_server(work / "data") as (port, _):
             conn, cur = open_database(port, timeout=7200)
             print(f"loading {rows:,} rows ({build}) ...", flush=True)
             loaded = Report(sf=sf, rows=rows, buckets=buckets)

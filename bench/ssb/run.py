@@ -28,14 +28,11 @@ import math
 import os
 import platform
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +41,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pymysql
 
-from bench.harness import best_of
+from bench.harness import best_of, dorislite_server
 from bench.ssb.compare import diff
 from bench.ssb.generate import default_out, flat_glob, generate, is_generated, sf_label
 from bench.ssb.queries import QUERIES, duckdb_sql
@@ -130,42 +127,6 @@ class Report:
                 lines.append(f"- {q.name}: {q.mismatch}")
         lines += [f"- {e}" for e in self.errors]
         return "\n".join(lines) + "\n"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[int]:
-    """A dorislite server subprocess on a free port; yields the port, stops it (SIGTERM) after."""
-    port = _free_port()
-    log = storage.parent / "server.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage)],
-        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log.open("ab"), stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start") from None
-                time.sleep(0.1)
-        yield port
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _local_insert(table: str, glob: str) -> str:
@@ -284,7 +245,7 @@ def run(sf: float, data: Path | None = None, repeat: int = 3, buckets: int = DEF
     report = Report(sf=sf, rows=rows, buckets=buckets, load_repeat=load_repeat)
     work = Path(tempfile.mkdtemp(prefix="ssb-run-"))
     try:
-        with dorislite_server(work / "data") as port:
+        with dorislite_server(work / "data") as (port, _):
             conn, cur = open_database(port, timeout=3600)
             print(f"loading {rows:,} rows ...", flush=True)
             load(cur, report, data, work, warmup, load_repeat)

@@ -30,14 +30,9 @@ import math
 import os
 import platform
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +41,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pymysql
 
-from bench.harness import best_of
+from bench.harness import best_of, dorislite_server
 from bench.tpch.compare import compare
 from bench.tpch.generate import default_out, generate, is_generated, sf_label, table_glob
 from bench.tpch.queries import VARIANTS, duckdb_sql, queries
@@ -168,42 +163,6 @@ def _one_line(text: str, limit: int = 600) -> str:
 def _cell(text: str, limit: int) -> str:
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return text.replace("|", "\\|")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int, subprocess.Popen]]:
-    """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after."""
-    port = _free_port()
-    log = storage.parent / "server.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage)],
-        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log.open("ab"), stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("server did not start") from None
-                time.sleep(0.1)
-        yield port, proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def vm_hwm_kb(pid: int) -> int | None:

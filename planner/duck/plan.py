@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import decimal
 import itertools
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -274,12 +275,20 @@ def has_subquery(plan: LogicalPlan) -> bool:
     return any(isinstance(n, SubqueryExpr) for e in plan.expressions() for n in e.walk())
 
 
+_NEEDS_DUCKDB: weakref.WeakKeyDictionary[LogicalPlan, bool] = weakref.WeakKeyDictionary()
+
+
 def needs_duckdb(plan: LogicalPlan) -> bool:
     """`plan` holds an operator DuckDB runs better (a join: the Arrow join materializes index pairs) or only
     DuckDB runs (windows, INTERSECT / EXCEPT, grouping sets, sum / avg (DISTINCT), a correlated subquery or a
     read of an enclosing query's column). A scan's own aggregation, sort or union is as fast on the Arrow
-    operators (measured on SSB flat: DuckDB's copy of the scanned strings cost 10-15%), so it stays there."""
-    return any(_duckdb_node(n) for n in plan.walk()) or reads_outer(plan)
+    operators (measured on SSB flat: DuckDB's copy of the scanned strings cost 10-15%), so it stays there.
+    Remembered per plan node: a cached plan (a point lookup's) is asked again on every run."""
+    known = _NEEDS_DUCKDB.get(plan)
+    if known is None:
+        known = any(_duckdb_node(n) for n in plan.walk()) or reads_outer(plan)
+        _NEEDS_DUCKDB[plan] = known
+    return known
 
 
 def _duckdb_node(n: LogicalPlan) -> bool:
