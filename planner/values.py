@@ -121,3 +121,18 @@ def result_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
 def avg_decimal_scale(scale: int) -> int:
     """Doris's avg(DECIMAL(p, s)) is DECIMAL(38, max(s, 4)) (ScalarType.DEFAULT_MIN_AVG_DECIMAL128_SCALE)."""
     return min(max(scale, 4), 38)
+
+
+def common_array(values: list[pa.Scalar]) -> pa.Array | None:
+    """Scalars (NULLs kept) as one array of their common result type, None when they have none (all NULL,
+    or a mix Arrow cannot cast): an IN list folded into a value set, in the binder and for DuckDB."""
+    common = pa.null()
+    for v in values:
+        common = v.type if pa.types.is_null(common) else common if pa.types.is_null(v.type) \
+            else result_supertype(common, v.type)
+    if pa.types.is_null(common):
+        return None
+    try:
+        return pa.array([v.as_py() for v in values]).cast(common)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):  # no common type after all
+        return None

@@ -222,14 +222,19 @@ class Session:
             raise doris_error(f"Unknown database '{name}'", 1049, "42000")
         return name
 
-    def _view(self, db: str | None, name: str) -> ViewDefinition | None:
+    def _view_record(self, db: str | None, name: str) -> View | None:
+        """The view `name` names, if it is one (every table a query names is asked: the names of a database's
+        views are cached until the catalog changes, so a table costs no catalog query here)."""
         db_name = db or self.database
         if not db_name or db_name.lower() in ("information_schema", "mysql"):
             return None
         catalog = self.ctx.engine.catalog
-        if catalog.get_database(db_name) is None or name not in catalog.view_names(db_name):
+        if name not in catalog.view_names(db_name):  # an unknown database has no views
             return None
-        view = catalog.get_view(db_name, name)
+        return catalog.get_view(db_name, name)
+
+    def _view(self, db: str | None, name: str) -> ViewDefinition | None:
+        view = self._view_record(db, name)
         return None if view is None else views.view_definition(view)
 
     def _table(self, db: str | None, name: str) -> OlapTable:
@@ -689,11 +694,8 @@ class Session:
             return self._source(db, name).schema
         return self._table(db, name)
 
-    def _view_record(self, db: str | None, name: str) -> View | None:
-        return self.ctx.engine.catalog.get_view(self._db(db), name) if self._view(db, name) is not None else None
-
     def _show_create_table(self, s: st.ShowCreateTable) -> Result:
-        if self._view(s.db, s.name) is not None:  # SHOW CREATE TABLE of a view shows the view, as in Doris
+        if self._view_record(s.db, s.name) is not None:  # SHOW CREATE TABLE of a view shows the view, as Doris
             return views.show_create_view(self, s.db, s.name)
         return ResultSet(show.show_create(self._table(s.db, s.name)))
 

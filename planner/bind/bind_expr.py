@@ -12,7 +12,7 @@ from planner.bind.scope import Scope, unknown_column
 from planner.bind.subquery import outer_column, subquery_expr
 from planner.expressions import const_node, literal_number
 from planner.logical import LogicalPlan
-from planner.values import result_supertype
+from planner.values import common_array
 from sql.errors import analysis_error
 
 # run a subquery to completion: (query expression) -> Arrow table
@@ -67,17 +67,9 @@ def literal_list(items: list[exp.Expression]) -> pa.Array | None:
         return pa.array([None if t is None else t.this for t in texts], pa.string())
     if strings - {False}:
         return None
-    numbers = [None if t is None else literal_number(t if isinstance(t, str) else str(t.this)) for t in texts]
-    common = next((n.type for n in numbers if n is not None), None)
-    if common is None:
-        return None
-    for n in numbers:
-        if n is not None and n.type != common:
-            common = result_supertype(common, n.type)
-    try:
-        return pa.array([None if n is None else n.as_py() for n in numbers]).cast(common)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return None
+    numbers = [pa.scalar(None) if t is None else literal_number(t if isinstance(t, str) else str(t.this))
+               for t in texts]
+    return common_array(numbers)
 
 
 class ExpressionBinder:

@@ -24,7 +24,7 @@ from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext
 from planner.expressions import ArrowConst, Evaluator, const_node
 from planner.logical import LogicalPlan, referenced_ids
-from planner.values import is_numeric, is_string, is_temporal, result_supertype
+from planner.values import common_array, is_numeric, is_string, is_temporal
 
 
 class Untranslatable(Exception):
@@ -370,15 +370,10 @@ def _constant_set(tr: ExpressionTranslator, items: list[exp.Expression], vt: pa.
     values = [evaluator.eval(item) for item in items]
     if any(not isinstance(x, pa.Scalar) or not same_family(vt, x.type) for x in values):
         raise Untranslatable("IN item type")
-    common = values[0].type
-    for x in values[1:]:
-        common = x.type if pa.types.is_null(common) else result_supertype(common, x.type)
-    if pa.types.is_null(common):
-        raise Untranslatable("IN list of NULLs")
-    try:
-        return pa.array([x.as_py() for x in values]).cast(common)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
-        raise Untranslatable(str(err)) from err
+    array = common_array(values)
+    if array is None:
+        raise Untranslatable("IN list without a common type")
+    return array
 
 
 @_handles(exp.Like)
