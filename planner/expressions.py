@@ -479,6 +479,10 @@ def _nullif(ev: Evaluator, e: exp.Nullif) -> Value:
 
 @register(exp.Cast, exp.TryCast)
 def _cast(ev: Evaluator, e: exp.Cast) -> Value:
+    if e.args["to"].this == exp.DataType.Type.TIME:  # no TIME column type: Doris's text form of one
+        from planner.functions.time_units import cast_to_time
+
+        return cast_to_time(ev.eval(e.this))
     target, dtype = arrow_type_of_cast(e.args["to"])
     out = convert(ev.eval(e.this), target)
     if dtype is not None and dtype.name in ("CHAR", "VARCHAR") and dtype.length and pa.types.is_string(out.type):
@@ -492,3 +496,4 @@ from planner.functions import math as _math  # noqa: E402,F401
 from planner.functions import session as _session  # noqa: E402,F401
 from planner.functions import strings as _strings  # noqa: E402,F401
 from planner.functions import temporal as _temporal  # noqa: E402,F401
+from planner.functions import time_units as _time_units  # noqa: E402,F401

@@ -45,6 +45,13 @@ def _show(this: str, **kwargs: t.Any) -> t.Callable[[DorisLiteParser], exp.Expr]
 
 
 class DorisLiteParser(DorisParser):
+    # functions sqlglot rewrites into MySQL spellings that do not run (to_days -> datediff from '0000-01-01',
+    # a date no DATE holds): kept as calls, planner/functions evaluates them
+    FUNCTIONS = {
+        **DorisParser.FUNCTIONS,
+        "TO_DAYS": lambda args: exp.Anonymous(this="to_days", expressions=args),
+    }
+
     CONSTRAINT_PARSERS = {
         **DorisParser.CONSTRAINT_PARSERS,
         **{name: _agg_type(name) for name in AGG_TYPES},

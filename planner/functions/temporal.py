@@ -293,13 +293,31 @@ def format_temporal(v: Value, fmt: str) -> Value:
     return pc.binary_join_element_wise(*parts, "")
 
 
+# the Java-style patterns Doris accepts besides MySQL's (date_format, from_unixtime, str_to_date,
+# unix_timestamp), already in Python's strftime spelling
+JAVA_FORMATS = {"yyyyMMdd": "%Y%m%d", "yyyy-MM-dd": "%Y-%m-%d", "yyyy-MM-dd HH:mm:ss": "%Y-%m-%d %H:%M:%S"}
+
+
 def _format_arg(ev: Evaluator, node: exp.Expression | None, default: str) -> str | None:
     if node is None:
         return default
     f = ev.eval(node)
     if not isinstance(f, pa.Scalar):
         raise analysis_error("date format must be a constant")
-    return to_string(f).as_py()
+    text = to_string(f).as_py()
+    return JAVA_FORMATS.get(text, text) if text is not None else None
+
+
+def mysql_format(text: str | None) -> str | None:
+    """A MySQL format ('%Y-%m-%d %H:%i:%s') that sqlglot did not translate (an anonymous call's argument)
+    in Python's strftime spelling."""
+    if text is None or text in JAVA_FORMATS:
+        return JAVA_FORMATS.get(text) if text is not None else None
+    from sqlglot.time import format_time
+
+    from sql.dialect import DorisLite
+
+    return format_time(text, DorisLite.TIME_MAPPING, DorisLite.TIME_TRIE)
 
 
 @register(exp.TimeToStr)
@@ -317,7 +335,12 @@ _TIME_DIRECTIVES = re.compile(r"%-?[HIMSpfTrXklis]")
 @register(exp.StrToDate, exp.StrToTime)
 def _str_to_date(ev: Evaluator, e: exp.Expression) -> Value:
     fmt = _format_arg(ev, e.args.get("format"), "%Y-%m-%d")
-    v = to_string(ev.eval(e.this))
+    return parse_with_format(ev.eval(e.this), fmt)
+
+
+def parse_with_format(value: Value, fmt: str | None) -> Value:
+    """Text parsed by a (strftime-spelled) format: DATETIME, or DATE when the format has no time part."""
+    v = to_string(value)
     if fmt is None or pa.types.is_null(v.type):
         return pa.scalar(None, TS)
     arrow_fmt = fmt.replace("%-", "%")
@@ -330,6 +353,13 @@ def _str_to_date(ev: Evaluator, e: exp.Expression) -> Value:
 @register_name("unix_timestamp")
 def _unix_timestamp(ev: Evaluator, e: exp.Anonymous) -> Value:
     args = ev.args(e)
+    if len(args) > 2:
+        raise analysis_error(f"Can not found function 'unix_timestamp' which has {len(args)} arity")
+    if len(args) == 2:  # unix_timestamp(text, format)
+        fmt = args[1]
+        if not isinstance(fmt, pa.Scalar):
+            raise analysis_error("unix_timestamp format must be a constant")
+        args = [parse_with_format(args[0], mysql_format(to_string(fmt).as_py()))]
     ts = as_timestamp(args[0]) if args else pa.scalar(ev.ctx.statement_time(), TS)
     secs = pc.divide(pc.cast(pc.cast(ts, TS), pa.int64()), 1_000_000)
     return pc.subtract(secs, _local_offset_seconds())
