@@ -492,8 +492,11 @@ def _cast(ev: Evaluator, e: exp.Cast) -> Value:
 
 # importing the function families registers their handlers
 from planner.functions import arithmetic as _arithmetic  # noqa: E402,F401
+from planner.functions import hashes as _hashes  # noqa: E402,F401
 from planner.functions import math as _math  # noqa: E402,F401
+from planner.functions import numbers as _numbers  # noqa: E402,F401
 from planner.functions import session as _session  # noqa: E402,F401
 from planner.functions import strings as _strings  # noqa: E402,F401
 from planner.functions import temporal as _temporal  # noqa: E402,F401
+from planner.functions import text as _text  # noqa: E402,F401
 from planner.functions import time_units as _time_units  # noqa: E402,F401

@@ -115,6 +115,8 @@ def result_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
     except that mixing text with numbers or dates gives text."""
     if not is_null_type(a) and not is_null_type(b) and a != b and (is_string(a) or is_string(b)):
         return pa.string()
+    if (is_temporal(a) and pa.types.is_integer(b)) or (pa.types.is_integer(a) and is_temporal(b)):
+        return pa.int64()  # Doris: ifnull(DATE '2023-01-01', 0) is 20230101
     return supertype(a, b)
 
 

@@ -256,10 +256,12 @@ def _pad(ev: Evaluator, e: exp.Pad) -> Value:
     fill = to_string(ev.eval(fill_node)).as_py() if fill_node is not None else " "
     if width is None or fill is None:
         return pa.scalar(None, pa.string())
-    width = max(width, 0)
+    if width < 0:  # Doris: a negative length gives NULL
+        return pa.scalar(None, pa.string()) if isinstance(v, pa.Scalar) else pa.nulls(len(v), pa.string())
     left = bool(e.args.get("is_left"))
-    if fill == "":
-        return pc.utf8_slice_codeunits(v, 0, width)
+    if fill == "":  # Doris: nothing to pad with gives '' unless the text is cut
+        cut = pc.utf8_slice_codeunits(v, 0, width)
+        return pc.if_else(pc.greater(pc.utf8_length(v), width), cut, pc.if_else(pc.equal(pc.utf8_length(v), width), v, ""))
     if len(fill) == 1:
         padded = pc.utf8_lpad(v, width=width, padding=fill) if left else pc.utf8_rpad(v, width=width, padding=fill)
     else:

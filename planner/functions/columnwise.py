@@ -1,0 +1,68 @@
+"""Helpers for functions Arrow has no kernel for: one Python call per *distinct* value (hashes, base64,
+URL parsing), and byte-level rewrites of a string column's data buffer with numpy (masks, initcap, hex)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from planner.functions.casts import to_string
+from planner.values import Value
+
+
+def per_distinct(v: Value, fn: Callable[[Any], Any], out_type: pa.DataType) -> Value:
+    """fn over each distinct non-NULL value of v (a column is dictionary-encoded first); fn may return None."""
+    if isinstance(v, pa.Scalar):
+        return pa.scalar(fn(v.as_py()) if v.is_valid else None, out_type)
+    arr = v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v
+    if pa.types.is_null(arr.type):
+        return pa.nulls(len(arr), out_type)
+    encoded = pc.dictionary_encode(arr)
+    results = pa.array([fn(x) for x in encoded.dictionary.to_pylist()], out_type)
+    return results.take(encoded.indices)
+
+
+def string_array(v: Value) -> pa.Array:
+    """A string column (or a scalar as a one-row column) as one utf8 array."""
+    s = to_string(v)
+    if isinstance(s, pa.Scalar):
+        s = pa.array([s.as_py()], pa.string())
+    if isinstance(s, pa.ChunkedArray):
+        s = s.combine_chunks()
+    if pa.types.is_large_string(s.type):
+        s = s.cast(pa.string())
+    return s
+
+
+def byte_layout(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets of each row into the data buffer (n + 1), the data buffer as uint8)."""
+    buffers = arr.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int32)[arr.offset: arr.offset + len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def position_in_row(offsets: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every byte of the data buffer: (its row, its byte position within the row); bytes outside all
+    rows get row -1."""
+    idx = np.arange(size, dtype=np.int64)
+    row = np.searchsorted(offsets, idx, side="right") - 1
+    inside = (idx >= offsets[0]) & (idx < offsets[-1])
+    row = np.where(inside, np.clip(row, 0, len(offsets) - 2), -1)
+    return row, idx - offsets[np.clip(row, 0, len(offsets) - 1)]
+
+
+def with_data(arr: pa.Array, data: np.ndarray) -> pa.Array:
+    """arr with its data buffer replaced by `data` (same length in bytes: offsets stay valid)."""
+    buffers = arr.buffers()
+    return pa.Array.from_buffers(pa.string(), len(arr), [buffers[0], buffers[1], pa.py_buffer(data.tobytes())],
+                                 null_count=arr.null_count, offset=arr.offset)
+
+
+def like_input(v: Value, out: pa.Array) -> Value:
+    """out back as a scalar when v was one."""
+    return out[0] if isinstance(v, pa.Scalar) else out
