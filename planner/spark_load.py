@@ -24,7 +24,7 @@ from planner.spark_sources import ResolveOlap, _quote, _sql_string, drop_views, 
 from sql.errors import SqlError, analysis_error
 from sql.types import parse_type
 from storage.catalog.model import OlapTable, Partition
-from storage.engine import StorageEngine
+from storage.engine import Overwrite, StorageEngine
 from storage.tablet.partition_router import _TYPE_MINIMA
 
 if TYPE_CHECKING:
@@ -195,6 +195,7 @@ class SparkInsert:
     now: dt.datetime
     settings: Mapping[str, str]
     resolve: ResolveOlap
+    overwrite: Overwrite | None = None  # INSERT OVERWRITE: the partitions the rows replace
 
 
 @dataclass(frozen=True)
@@ -246,12 +247,12 @@ def run_spark_insert(req: SparkInsert, handle: LoadHandle) -> InsertOutcome:
                 raise LoadCancelled()
             if result.filtered_rows and req.strict:
                 raise strict_error(result.filtered_rows, result.error_samples)
-            if result.loaded_rows == 0:
+            if result.loaded_rows == 0 and result.filtered_rows:
+                raise analysis_error("all partitions have no load data", 1064, "HY000")
+            if result.loaded_rows == 0 and (req.overwrite is None or not req.overwrite.targets(())):
                 req.engine.abort(txn_id, "no data")
-                if result.filtered_rows:
-                    raise analysis_error("all partitions have no load data", 1064, "HY000")
                 return InsertOutcome(req.label, None, 0, 0)
-            req.engine.commit(txn_id, result.staged, result.partition_ids)
+            req.engine.commit(txn_id, result.staged, result.partition_ids, req.overwrite)
         return InsertOutcome(req.label, txn_id, result.loaded_rows, result.filtered_rows)
     except BaseException as e:
         req.engine.abort(txn_id, "user cancel" if handle.cancelled else str(e)[:1000])

@@ -42,7 +42,7 @@ from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, reads_data
-from server import show, views
+from server import show, table_writes, views
 from server.alter_jobs import AlterJobs
 from server.auth import UserStore
 from server.config import MUTABLE_FE_KEYS, Config
@@ -64,7 +64,7 @@ from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
 from storage.catalog.store import TXN_ABORTED, new_label
 from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
-from storage.engine import StorageEngine
+from storage.engine import Overwrite, StorageEngine
 from storage.tablet.partition_router import route_partitions
 
 log = logging.getLogger("dorislite.session")
@@ -136,6 +136,17 @@ def _restrict_partitions(table: OlapTable, data: pa.Table, partitions: tuple[str
         raise doris_error(f"Insert has filtered data in strict mode. filtered rows: {outside}, sample: [Reason: "
                           f"no partition for this tuple. src line [{text}]]", STRICT_FILTERED_CODE, "HY000")
     return (data.filter(pa.array(inside)) if outside else data), outside
+
+
+def _overwrite(s: st.Insert, table: OlapTable) -> Overwrite | None:
+    """INSERT OVERWRITE's partitions: the named ones, those the rows fall into (PARTITION(*)), or all."""
+    if not s.overwrite:
+        return None
+    if s.partitions == ("*",):
+        return Overwrite(None)
+    check_partitions(table, s.partitions)
+    wanted = {p.lower() for p in s.partitions}
+    return Overwrite(frozenset(p.partition_id for p in table.partitions if not wanted or p.name.lower() in wanted))
 
 
 def _insert_info(label: str, txn_id: int) -> str:
@@ -237,7 +248,7 @@ class Session:
         view = self._view_record(db, name)
         return None if view is None else views.view_definition(view)
 
-    def _table(self, db: str | None, name: str) -> OlapTable:
+    def table(self, db: str | None, name: str) -> OlapTable:
         db_name = self._db(db)
         catalog = self.ctx.engine.catalog
         if catalog.get_database(db_name) is None:
@@ -259,7 +270,7 @@ class Session:
             from server.information_schema import _table
 
             return ArrowTableSource(name, _table("proc", []))
-        return OlapTableSource(self.ctx.engine, self._table(db, name), db_name=self._db(db),
+        return OlapTableSource(self.ctx.engine, self.table(db, name), db_name=self._db(db),
                                profile=self._profile.scans if self._profile is not None else None)
 
     # -- queries ----------------------------------------------------------------------------------------
@@ -375,10 +386,10 @@ class Session:
         return result.column(0)[0].as_py() if result.num_rows else None
 
     # -- INSERT -----------------------------------------------------------------------------------------
-    def _insert(self, s: st.Insert) -> Result:
+    def insert(self, s: st.Insert, local: pa.Table | None = None) -> Result:
         """Every INSERT is a load job (SHOW LOAD). A SELECT that reads tables or files runs on Spark;
-        VALUES and constant SELECTs run in-process."""
-        table = self._table(s.db, s.table)
+        VALUES and constant SELECTs run in-process. `local`: the rows, already computed (UPDATE)."""
+        table = self.table(s.db, s.table)
         db = self._db(s.db)
         catalog = self.ctx.engine.catalog
         label = s.label or new_label()
@@ -386,12 +397,14 @@ class Session:
         if used is not None and used.status != TXN_ABORTED:
             raise doris_error(f"Label [{label}] has already been used.")
         strict = self.vars.flag("enable_insert_strict")
-        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available()
+        if s.overwrite:
+            self._check_normal_state(table)
+        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and local is None
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
             outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
-                                                                                                  strict)
+                                                                                                  strict, local)
         except LoadCancelled:
             job.fail(USER_CANCEL)
             raise doris_error(f"Load [{label}] cancelled: {USER_CANCEL}", 1317, "70100") from None
@@ -411,7 +424,7 @@ class Session:
         assert s.query is not None
 
         def resolve(db: str | None, name: str) -> OlapRef:
-            source = self._table(db, name)  # the snapshot is taken now, at statement start
+            source = self.table(db, name)  # the snapshot is taken now, at statement start
             return OlapRef(str(self.ctx.engine.root), self._db(db), source.name, arrow_schema(source),
                            self.ctx.engine.snapshot(source))
 
@@ -419,37 +432,43 @@ class Session:
         request = SparkInsert(
             engine=self.ctx.engine, table=table, query=s.query, target_columns=s.columns, partitions=s.partitions,
             label=job.label, strict=strict, now=self.query_context().statement_time(),
-            settings=dict(self.ctx.config.fe), resolve=resolve,
+            settings=dict(self.ctx.config.fe), resolve=resolve, overwrite=_overwrite(s, table),
         )
+        if s.partitions == ("*",):
+            request.partitions = ()
         return run_spark_insert(request, job)
 
-    def _insert_local(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
+    def _insert_local(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool,
+                      rows: pa.Table | None = None) -> InsertOutcome:
         # in-process loads are short and publish in one step: they are not cancellable
+        partitions = () if s.partitions == ("*",) else s.partitions
         with job.commit_guard():
-            check_partitions(table, s.partitions)
+            check_partitions(table, partitions)
             columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
             if s.values is not None:
                 data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
                                                     ctx=self.query_context())
             else:
                 assert s.query is not None
-                result = self.run_query(s.query)
+                result = self.run_query(s.query) if rows is None else rows
                 data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
             data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
-            if s.partitions and data.num_rows:
-                data, outside = _restrict_partitions(table, data, s.partitions, strict)
+            if partitions and data.num_rows:
+                data, outside = _restrict_partitions(table, data, partitions, strict)
                 filtered += outside
+            overwrite = _overwrite(s, table)
             if data.num_rows == 0:
                 if filtered:
                     raise doris_error("all partitions have no load data", 1064, "HY000")
-                return InsertOutcome(job.label, None, 0, 0)
-            load = self.ctx.engine.load(table, data, label=job.label, strict=strict)
+                if overwrite is None or not overwrite.targets(()):
+                    return InsertOutcome(job.label, None, 0, 0)
+            load = self.ctx.engine.load(table, data, label=job.label, strict=strict, overwrite=overwrite)
             job.loading(load.txn_id)
             return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
 
     # -- DELETE -----------------------------------------------------------------------------------------
     def _delete(self, s: st.Delete) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         db = self._db(s.db)
         source = OlapTableSource(self.ctx.engine, table, db_name=db)
         bound = bind_delete(s, source, db, self.query_context(), self.vars.flag("delete_without_partition"))
@@ -515,6 +534,8 @@ class Session:
         return OkResult()
 
     def _create_table(self, s: st.CreateTable) -> Result:
+        if s.query is not None:
+            return table_writes.create_table_as_select(self, s)
         db = self._db(s.db)
         if self.ctx.engine.catalog.get_database(db) is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
@@ -534,7 +555,7 @@ class Session:
         return OkResult()
 
     def _truncate(self, s: st.TruncateTable) -> Result:
-        table = self._table(s.db, s.name)
+        table = self.table(s.db, s.name)
         self._check_normal_state(table)
         with self.ctx.ddl_lock:
             self.ctx.engine.catalog.truncate_table(self._db(s.db), table.name, s.partitions or None)
@@ -542,7 +563,7 @@ class Session:
 
     # -- ALTER TABLE ... PARTITION ----------------------------------------------------------------------
     def _add_partition(self, s: st.AddPartition) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         sizer = auto_bucket_sizer(self.ctx.config.get, self.ctx.engine.root)
         bound = bind_add_partition(table, s, sizer)
@@ -552,7 +573,7 @@ class Session:
         return OkResult()
 
     def _drop_partition(self, s: st.DropPartition) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         names = bind_drop_partition(table, s)
         if names:
@@ -561,7 +582,7 @@ class Session:
         return OkResult()
 
     def _modify_partition(self, s: st.ModifyPartition) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         names, props = bind_modify_partition(table, s)
         if names and props:
@@ -591,7 +612,7 @@ class Session:
         return OkResult()
 
     def _add_index(self, s: st.AddIndex) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         defs = bind_add_index(table, s.index, s.if_not_exists)
         if defs is None:
@@ -599,13 +620,13 @@ class Session:
         return self._alter_indexes(table, index_defs=defs, adds=(defs[-1].index_type or "").upper() == "BITMAP")
 
     def _drop_index(self, s: st.DropIndex) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         defs = bind_drop_index(table, s.name, s.if_exists)
         return OkResult() if defs is None else self._alter_indexes(table, index_defs=defs)
 
     def _alter_set_properties(self, s: st.AlterTableSetProperties) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         dynamic = {k: v for k, v in s.properties if k.lower().startswith("dynamic_partition.")}
         if dynamic:
@@ -627,7 +648,7 @@ class Session:
 
     def _add_rollup(self, s: st.AddRollup) -> Result:
         """Asynchronous, as in Doris: the statement creates the jobs; SHOW ALTER TABLE ROLLUP follows them."""
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         bound = bind_add_rollup(table, s, self.ctx.alter_jobs.default_timeout)
         with self.ctx.ddl_lock:
@@ -637,7 +658,7 @@ class Session:
         return OkResult()
 
     def _drop_rollup(self, s: st.DropRollup) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         self._check_normal_state(table)
         names = bind_drop_rollup(table, s)
         with self.ctx.ddl_lock:
@@ -654,7 +675,7 @@ class Session:
         return ResultSet(self.ctx.alter_jobs.show_rows(database.db_id))
 
     def _cancel_alter_rollup(self, s: st.CancelAlterTableRollup) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         if s.kind == "COLUMN":
             sc = self.ctx.alter_jobs.unfinished_schema_changes(table)
             if not sc:
@@ -692,12 +713,12 @@ class Session:
     def _describe_target(self, db: str | None, name: str) -> OlapTable | pa.Schema:
         if (db or self.database or "").lower() == "information_schema":
             return self._source(db, name).schema
-        return self._table(db, name)
+        return self.table(db, name)
 
     def _show_create_table(self, s: st.ShowCreateTable) -> Result:
         if self._view_record(s.db, s.name) is not None:  # SHOW CREATE TABLE of a view shows the view, as Doris
             return views.show_create_view(self, s.db, s.name)
-        return ResultSet(show.show_create(self._table(s.db, s.name)))
+        return ResultSet(show.show_create(self.table(s.db, s.name)))
 
     def _show_create_view(self, s: st.ShowCreateView) -> Result:
         result = views.show_create_view(self, s.db, s.name)
@@ -745,7 +766,7 @@ class Session:
         return ResultSet(self._where(show.show_columns(target, s.full, s.like), s.where))
 
     def _show_index(self, s: st.ShowIndex) -> Result:
-        return ResultSet(show.show_index(self._table(s.db, s.table)))
+        return ResultSet(show.show_index(self.table(s.db, s.table)))
 
     def _show_table_status(self, s: st.ShowTableStatus) -> Result:
         db = self._db(s.db)
@@ -803,11 +824,11 @@ class Session:
         if db.lower() == "information_schema":
             self._source(s.db, s.table)  # an unknown name fails as a missing table
             raise doris_error(f"table type is not OLAP, tableName={s.table}, type=SCHEMA")
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         return ResultSet(show_partitions(table, s.where, s.order_by, s.limit, s.offset, s.temporary))
 
     def _show_tablets(self, s: st.ShowTablets) -> Result:
-        table = self._table(s.db, s.table)
+        table = self.table(s.db, s.table)
         return ResultSet(show_tablets(self.ctx.engine, table, s.partitions, s.where, s.order_by, s.limit, s.offset,
                                       self.ctx.http_base))
 
@@ -871,7 +892,7 @@ class Session:
     HANDLERS: dict[type, Callable[[Session, Any], Result]] = {
         st.Query: _query,
         st.Explain: _explain,
-        st.Insert: _insert,
+        st.Insert: insert,
         st.Delete: _delete,
         st.ShowDelete: _show_delete,
         st.ShowLoad: _show_load,
@@ -897,6 +918,7 @@ class Session:
         st.ShowCreateTable: _show_create_table,
         st.ShowCreateView: _show_create_view,
         **views.SESSION_HANDLERS,
+        **table_writes.SESSION_HANDLERS,
         st.ShowCreateDatabase: _show_create_database,
         st.ShowDatabases: _show_databases,
         st.ShowTables: _show_tables,

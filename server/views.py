@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
 from sqlglot import exp
 
 from planner.bind.views import ViewDefinition, check_view_columns, qualified_query, view_sql
@@ -17,6 +16,7 @@ from planner.query import plan_query
 from server import show
 from server.results import OkResult, Result, ResultSet, StatementError
 from sql import statements as st
+from sql.types import doris_type_name
 
 if TYPE_CHECKING:
     from server.session import Session
@@ -76,19 +76,6 @@ def show_create_view(session: Session, db: str | None, name: str) -> Result | No
         return None
     return ResultSet(show.string_table(SHOW_CREATE_VIEW_COLUMNS,
                                        [(view.name, create_text(view), "utf8mb4", "utf8mb4_0900_bin")]))
-
-
-_DORIS_TYPES = {pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT", pa.int64(): "BIGINT",
-                pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN", pa.date32(): "DATE",
-                pa.string(): "VARCHAR(65533)", pa.large_string(): "VARCHAR(65533)", pa.null(): "NULL_TYPE"}
-
-
-def doris_type_name(t: pa.DataType) -> str:
-    if pa.types.is_decimal(t):
-        return f"DECIMAL({t.precision}, {t.scale})"
-    if pa.types.is_timestamp(t):
-        return "DATETIME"
-    return _DORIS_TYPES.get(t, str(t).upper())
 
 
 def describe_view(session: Session, db: str, view: View) -> Result:

@@ -11,6 +11,7 @@ import typing as t
 
 from sqlglot import exp
 from sqlglot.dialects.doris import Doris
+from sqlglot.helper import seq_get
 from sqlglot.parsers.doris import DorisParser
 from sqlglot.tokens import TokenType
 from sqlglot.trie import new_trie
@@ -50,6 +51,13 @@ class DorisLiteParser(DorisParser):
     FUNCTIONS = {
         **DorisParser.FUNCTIONS,
         "TO_DAYS": lambda args: exp.Anonymous(this="to_days", expressions=args),
+        # Doris's aggregate spellings as sqlglot's aggregate nodes (the binder finds aggregates by AggFunc)
+        "GROUP_BIT_AND": lambda args: exp.BitwiseAndAgg(this=seq_get(args, 0)),
+        "GROUP_BIT_OR": lambda args: exp.BitwiseOrAgg(this=seq_get(args, 0)),
+        "GROUP_BIT_XOR": lambda args: exp.BitwiseXorAgg(this=seq_get(args, 0)),
+        "COVAR": lambda args: exp.CovarPop(this=seq_get(args, 0), expression=seq_get(args, 1)),
+        "PERCENTILE": lambda args: exp.Quantile(this=seq_get(args, 0), quantile=seq_get(args, 1)),
+        "PERCENTILE_APPROX": lambda args: exp.ApproxQuantile(this=seq_get(args, 0), quantile=seq_get(args, 1)),
     }
 
     CONSTRAINT_PARSERS = {
@@ -218,6 +226,14 @@ class DorisLiteParser(DorisParser):
                 properties=exp.Properties(expressions=props) if props else None,
             )
         )
+
+    def _parse_create_like(self) -> exp.LikeProperty | None:
+        """`LIKE [db.]t [WITH ROLLUP [(r, ...)]]`: the rollups to copy go in `expressions` (ROLLUP alone: all)."""
+        like = super()._parse_create_like()
+        if like is not None and self._match_text_seq("WITH", "ROLLUP"):
+            names = self._parse_wrapped_id_vars() if self._match(TokenType.L_PAREN, advance=False) else []
+            like.set("expressions", [exp.Property(this="ROLLUP", value=exp.Tuple(expressions=names))])
+        return like
 
     def _parse_rollup_property(self) -> exp.RollupProperty:
         return self.expression(exp.RollupProperty(expressions=self._parse_wrapped_csv(self._parse_rollup_index)))

@@ -392,15 +392,25 @@ def _create_table(node: exp.Create) -> st.CreateTable:
     schema = node.this
     if node.args.get("replace"):
         raise unsupported("CREATE OR REPLACE TABLE")
+    like = node.find(exp.LikeProperty)
+    if like is not None:
+        return _create_table_like(node, like)
+    query = node.args.get("expression")
+    if query is not None and not isinstance(query, exp.Query):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
     if not isinstance(schema, exp.Schema):
-        like = node.find(exp.LikeProperty)
-        raise unsupported("CREATE TABLE LIKE" if like else "CREATE TABLE AS SELECT")
-    if node.args.get("expression") is not None:
-        raise unsupported("CREATE TABLE AS SELECT")
+        if query is None:
+            raise _syntax_error_at(node.sql(dialect=_DIALECT))
+        schema = exp.Schema(this=schema, expressions=[])
     db, name = _table_name(schema.this)
-    columns, indexes = [], []
+    columns, indexes, column_names = [], [], []
     for item in schema.expressions:
-        if isinstance(item, exp.ColumnDef):
+        if query is not None and isinstance(item, exp.Identifier):
+            column_names.append(item.name)
+        elif query is not None:
+            raise analysis_error("Column definitions are not allowed in CREATE TABLE AS SELECT: name the "
+                                 "columns only")
+        elif isinstance(item, exp.ColumnDef):
             columns.append(_column(item))
         elif isinstance(item, exp.IndexColumnConstraint):
             indexes.append(_index(item))
@@ -420,8 +430,23 @@ def _create_table(node: exp.Create) -> st.CreateTable:
         fields[key] = value
     return st.CreateTable(
         db=db, name=name, columns=tuple(columns), indexes=tuple(indexes), properties=_props(properties),
-        if_not_exists=bool(node.args.get("exists")), **fields,  # type: ignore[arg-type]
+        if_not_exists=bool(node.args.get("exists")), query=query, column_names=tuple(column_names),
+        **fields,  # type: ignore[arg-type]
     )
+
+
+def _create_table_like(node: exp.Create, like: exp.LikeProperty) -> st.Statement:
+    props = node.args.get("properties")
+    if isinstance(node.this, exp.Schema) or node.args.get("expression") is not None or len(props.expressions) > 1:
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    db, name = _table_name(node.this)
+    source_db, source = _table_name(like.this)
+    rollups: tuple[str, ...] | None = None
+    for option in like.expressions:
+        if option.name != "ROLLUP":  # INCLUDING / EXCLUDING ...: not Doris
+            raise _syntax_error_at(node.sql(dialect=_DIALECT))
+        rollups = _names(option.args["value"].expressions)
+    return st.CreateTableLike(db, name, source_db, source, rollups, bool(node.args.get("exists")))
 
 
 def _create(node: exp.Create) -> st.Statement:
@@ -686,7 +711,7 @@ def _set(node: exp.Set) -> st.Statement:
 
 
 def _insert(node: exp.Insert) -> st.Statement:
-    for flag, kind in (("overwrite", "INSERT OVERWRITE"), ("ignore", "INSERT IGNORE"),
+    for flag, kind in (("ignore", "INSERT IGNORE"),
                        ("alternative", "INSERT OR ..."), ("conflict", "INSERT ... ON DUPLICATE KEY")):
         if node.args.get(flag):
             raise unsupported(kind)
@@ -710,10 +735,35 @@ def _insert(node: exp.Insert) -> st.Statement:
         query = source
     else:
         raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    partitions = tuple("*" if isinstance(p, exp.Star) else p.name for p in partition.expressions) if partition else ()
+    if "*" in partitions and (len(partitions) > 1 or not node.args.get("overwrite")):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
     return st.Insert(
-        db=db, table=name, columns=columns, partitions=_names(partition.expressions) if partition else (),
+        db=db, table=name, columns=columns, partitions=partitions,
         label=_text(label.this) if label else None, values=values, query=query,
+        overwrite=bool(node.args.get("overwrite")),
     )
+
+
+def _update(node: exp.Update) -> st.Statement:
+    target = node.this
+    if not isinstance(target, exp.Table) or node.args.get("order") or node.args.get("limit") \
+            or node.args.get("returning") or node.args.get("with_"):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    db, name = _table_name(target)
+    assignments = []
+    for item in node.expressions:
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            raise _syntax_error_at(node.sql(dialect=_DIALECT))
+        column = item.this
+        if column.table and column.table.lower() not in {name.lower(), (target.alias or "").lower()}:
+            raise analysis_error(f"column {column.sql(dialect=_DIALECT)} is not a column of the updated table")
+        assignments.append((column.name, item.expression))
+    source = node.args.get("from_") or node.args.get("from")
+    sources: tuple[exp.Expression, ...] = ()
+    if source is not None:
+        sources = (source.this, *(j for j in node.args.get("joins") or ()))
+    return st.Update(db, name, target.alias or None, tuple(assignments), sources, _where(node.args.get("where")))
 
 
 def _delete(node: exp.Delete) -> st.Statement:
@@ -876,6 +926,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Transaction: lambda n: st.Transaction("BEGIN"),
     exp.Insert: _insert,
     exp.Delete: _delete,
+    exp.Update: _update,
     exp.Query: lambda n: st.Query(n),
     exp.Command: _command,
     exp.Alter: _alter,

@@ -156,6 +156,21 @@ class CreateTable(Statement):
     comment: str | None = None
     engine: str | None = None
     if_not_exists: bool = False
+    query: exp.Expression | None = None  # CREATE TABLE ... AS SELECT: `columns` empty, names optional
+    column_names: tuple[str, ...] = ()  # CTAS's `t (c1, c2) AS SELECT`: the new names of the query's columns
+
+
+@dataclass(frozen=True)
+class CreateTableLike(Statement):
+    """CREATE TABLE [IF NOT EXISTS] [db.]t LIKE [db.]src [WITH ROLLUP [(r, ...)]]; `rollups` None = copy no
+    rollup, () = every rollup."""
+
+    db: str | None
+    name: str
+    source_db: str | None
+    source: str
+    rollups: tuple[str, ...] | None = None
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -358,6 +373,7 @@ class Insert(Statement):
     label: str | None = None
     values: tuple[tuple[exp.Expression, ...], ...] | None = None  # INSERT ... VALUES rows
     query: exp.Expression | None = None  # INSERT ... SELECT
+    overwrite: bool = False  # INSERT OVERWRITE: the rows replace the table's (or the named partitions') data
 
 
 @dataclass(frozen=True)
@@ -522,6 +538,18 @@ class Delete(Statement):
     partitions: tuple[str, ...] = ()
     temporary: bool = False
     using: tuple[exp.Expression, ...] = ()
+    where: exp.Expression | None = None
+
+
+@dataclass(frozen=True)
+class Update(Statement):
+    """UPDATE [db.]t [alias] SET c = expr, ... [FROM relations] [WHERE ...]."""
+
+    db: str | None
+    table: str
+    alias: str | None
+    assignments: tuple[tuple[str, exp.Expression], ...]
+    sources: tuple[exp.Expression, ...] = ()
     where: exp.Expression | None = None
 
 

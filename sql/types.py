@@ -251,3 +251,19 @@ def type_from_sqlglot(data_type: exp.DataType) -> DorisType:
         raise analysis_error(f"Unsupported data type: {data_type.sql('doris')}")
     args = [p.name for p in data_type.expressions]
     return parse_type(f"{name}({', '.join(args)})" if args else name)
+
+
+_DORIS_NAMES = {pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INT", pa.int64(): "BIGINT",
+                pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN", pa.date32(): "DATE",
+                pa.string(): "VARCHAR(65533)", pa.large_string(): "VARCHAR(65533)", pa.null(): "NULL_TYPE"}
+
+
+def doris_type_name(t: pa.DataType) -> str:
+    """The Doris type of a query's result column (DESC of a view, the columns of CREATE TABLE AS SELECT):
+    strings are VARCHAR(65533) as Doris makes them (use_max_length_of_varchar_in_ctas), a DATETIME keeps the
+    fractional digits its unit carries."""
+    if pa.types.is_decimal(t):
+        return f"DECIMAL({t.precision}, {t.scale})"
+    if pa.types.is_timestamp(t):
+        return {"s": "DATETIME", "ms": "DATETIME(3)"}.get(t.unit, "DATETIME(6)")
+    return _DORIS_NAMES.get(t, str(t).upper())

@@ -63,6 +63,17 @@ STRICT_MODE_FILTERED = "Insert has filtered data in strict mode"
 
 
 @dataclass(frozen=True)
+class Overwrite:
+    """INSERT OVERWRITE's target: these partitions, or (None) the partitions the new rows fall into
+    (PARTITION(*))."""
+
+    partition_ids: frozenset[int] | None
+
+    def targets(self, touched: Sequence[int]) -> frozenset[int]:
+        return frozenset(touched) if self.partition_ids is None else self.partition_ids
+
+
+@dataclass(frozen=True)
 class LoadResult:
     txn_id: int
     label: str
@@ -340,8 +351,10 @@ class StorageEngine:
 
     # ------------------------------------------------------------ load
 
-    def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True) -> LoadResult:
-        """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction."""
+    def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True,
+             overwrite: Overwrite | None = None) -> LoadResult:
+        """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction;
+        with `overwrite`, the data replaces that of the partitions it names."""
         current = self.catalog.get_table_by_id(table.table_id)
         if current is None:
             raise doris_error(f"Unknown table '{table.name}'", 1051, "42S02")
@@ -357,7 +370,7 @@ class StorageEngine:
             positions = keep[1]
             rows = data.filter(pa.array(keep[0])) if filtered else data
             staged, partition_ids = self._write_load(txn_id, current, rows, positions)
-            self.commit(txn_id, staged, partition_ids)
+            self.commit(txn_id, staged, partition_ids, overwrite)
         except BaseException as e:
             self.abort(txn_id, str(e))
             raise
@@ -402,14 +415,23 @@ class StorageEngine:
         write its segments into the transaction's staging folder."""
         return write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes, presorted)
 
-    def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int]) -> dict[int, int]:
-        """Move staged files into their tablets' folders, then publish every rowset in one catalog commit."""
+    def commit(self, txn_id: int, staged: Sequence[StagedRowset], partition_ids: Sequence[int],
+               overwrite: Overwrite | None = None) -> dict[int, int]:
+        """Move staged files into their tablets' folders, then publish every rowset in one catalog commit;
+        with `overwrite`, the rowsets replace the named partitions' data (the replaced rowsets are retired
+        as a compaction's inputs are: deleted once no scan reads them)."""
         staged = [*staged, *self._complete_indexes(txn_id, staged)]
-        check_version_limit(self.catalog, [s.tablet_id for s in staged], self.compaction_config,
-                            self.compaction_trigger)  # -235: too many versions in a tablet
-        versions = self.install_rowsets(self.staging_dir(txn_id), staged, txn_id,
-                                        lambda rowsets: self.catalog.publish(txn_id, rowsets, partition_ids))
+        if overwrite is None:
+            check_version_limit(self.catalog, [s.tablet_id for s in staged], self.compaction_config,
+                                self.compaction_trigger)  # -235: too many versions in a tablet
+        replaced: list[Rowset] = []
+        targets = () if overwrite is None else overwrite.targets(partition_ids)
+        versions = self.install_rowsets(
+            self.staging_dir(txn_id), staged, txn_id,
+            lambda rowsets: self.catalog.publish(txn_id, rowsets, partition_ids, overwrite=targets,
+                                                 replaced=replaced))
         shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
+        self.readers.retire(replaced)
         return versions
 
     def install_rowsets(self, staging: Path, staged: Sequence[StagedRowset], txn_id: int,

@@ -101,16 +101,21 @@ def _key_query(s: st.Delete, table: OlapTable, db: str) -> exp.Select:
     if s.partitions:
         target.set("partition", exp.Partition(expressions=[exp.to_identifier(p) for p in s.partitions]))
     query = exp.Select(expressions=[exp.column(c, table=qualifier) for c in key_delete_columns(table)])
-    query = query.from_(target)
-    for relation in s.using:  # `USING t2 JOIN t3 ON ..`: t2 cross joined, then t3 as written
+    query = join_relations(query.from_(target), s.using)
+    assert s.where is not None
+    return query.where(s.where.copy())
+
+
+def join_relations(query: exp.Select, relations: tuple[exp.Expression, ...]) -> exp.Select:
+    """DELETE's USING / UPDATE's FROM: `t2 JOIN t3 ON ..` after the target, t2 cross joined, t3 as written."""
+    for relation in relations:
         first = relation.copy()
         joins = first.args.get("joins") or []
         first.set("joins", None)
         query = query.join(first, join_type="cross")
         for join in joins:
             query.append("joins", join)
-    assert s.where is not None
-    return query.where(s.where.copy())
+    return query
 
 
 # ------------------------------------------------------------------ predicate DELETE

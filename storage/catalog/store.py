@@ -15,7 +15,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -484,6 +484,27 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         assert result is not None
         return result
 
+    @staticmethod
+    def _replace_rowsets(c: sqlite3.Connection, txn_id: int, written: set[int], versions: dict[int, int],
+                         overwrite: Collection[int], now: float, replaced: list[Rowset]) -> None:
+        """INSERT OVERWRITE's other half (see publish): an empty [0-v] rowset in each tablet of the overwritten
+        partitions that got no new one, and every older rowset of those tablets marked stale."""
+        for pid in overwrite:
+            v = versions[pid]
+            for (tablet_id,) in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ?", (pid,)).fetchall():
+                if tablet_id in written:
+                    output = c.execute("SELECT rowset_id FROM rowsets WHERE tablet_id = ? AND txn_id = ?",
+                                       (tablet_id, txn_id)).fetchone()[0]
+                else:
+                    output = secrets.token_hex(16)
+                    c.execute("INSERT INTO rowsets VALUES (?, ?, 0, ?, 0, 0, 0, ?, 'DATA', NULL, 0, ?)",
+                              (output, tablet_id, v, txn_id, now))
+                old = c.execute("SELECT * FROM rowsets WHERE tablet_id = ? AND end_version < ? AND rowset_id NOT IN "
+                                "(SELECT rowset_id FROM stale_rowsets)", (tablet_id, v)).fetchall()
+                c.executemany("INSERT INTO stale_rowsets VALUES (?, ?, ?, ?)",
+                              [(r["rowset_id"], tablet_id, output, now) for r in old])
+                replaced.extend(_rowset_from(r) for r in old)
+
     # ------------------------------------------------------------ partitions
 
     def add_partitions(self, table_id: int, items: Sequence[PartitionItem], buckets: Sequence[int]) -> OlapTable:
@@ -770,15 +791,21 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                       "AND status = ?", (TXN_ABORTED, time.time(), reason, txn_id, TXN_PREPARE))
 
     def publish(self, txn_id: int, rowsets: Sequence[Rowset], partition_ids: Iterable[int],
-                also: Callable[[sqlite3.Connection], None] | None = None) -> dict[int, int]:
+                also: Callable[[sqlite3.Connection], None] | None = None, overwrite: Collection[int] = (),
+                replaced: list[Rowset] | None = None) -> dict[int, int]:
         """Make a load visible: in ONE SQLite transaction, give each touched partition its next version,
         add every rowset at that version ([v-v]) and advance the partitions' visible versions; `also`
         writes what must commit with them (a DELETE's job record).
 
+        The partitions in `overwrite` (INSERT OVERWRITE) get their new data as rowsets [0-v] instead, an
+        empty one in each tablet the load wrote nothing into: by the visibility rule a reader at v or later
+        reads only them, an older snapshot still reads the old data. The old rowsets become stale, as a
+        compaction's inputs do, and are appended to `replaced` for the caller to retire.
+
         The rowsets' own version fields are ignored (versions are only known here). Returns
         partition_id -> new visible version.
         """
-        partition_ids = sorted(set(partition_ids))
+        partition_ids = sorted(set(partition_ids) | set(overwrite))
         with self._write() as c:
             txn = c.execute("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
             if txn is None or txn["status"] != TXN_PREPARE:
@@ -809,19 +836,24 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 if t["partition_id"] not in versions:
                     raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 v = versions[t["partition_id"]]
+                start = 0 if t["partition_id"] in overwrite else v
                 c.execute(
                     "INSERT INTO rowsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (rs.rowset_id, rs.tablet_id, v, v, rs.num_rows, rs.num_segments, rs.data_size, txn_id,
+                    (rs.rowset_id, rs.tablet_id, start, v, rs.num_rows, rs.num_segments, rs.data_size, txn_id,
                      rs.kind, rs.delete_predicate, int(rs.overlapping), now),
                 )
                 data_size[t["partition_id"]] += rs.data_size
                 if t["index_id"] == base[0]:
                     row_count[t["partition_id"]] += rs.num_rows
+            if overwrite:
+                self._replace_rowsets(c, txn_id, {rs.tablet_id for rs in rowsets}, versions, overwrite, now,
+                                      replaced if replaced is not None else [])
             for pid, v in versions.items():
+                keep = 0 if pid in overwrite else 1
                 c.execute(
                     "UPDATE partitions SET visible_version = ?, next_version = ?, visible_version_time = ?, "
-                    "data_size = data_size + ?, row_count = row_count + ? WHERE partition_id = ?",
-                    (v, v + 1, now, data_size[pid], row_count[pid], pid),
+                    "data_size = data_size * ? + ?, row_count = row_count * ? + ? WHERE partition_id = ?",
+                    (v, v + 1, now, keep, data_size[pid], keep, row_count[pid], pid),
                 )
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
             c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",

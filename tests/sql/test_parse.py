@@ -324,9 +324,8 @@ def test_syntax_error_points_at_the_line() -> None:
     ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW"),
     ("ALTER TABLE t ADD COLUMN c INT", "ALTER TABLE"),
     ("SHOW BACKENDS", "SHOW BACKENDS"),
-    ("INSERT OVERWRITE TABLE t VALUES (1)", "INSERT OVERWRITE"),
-    ("CREATE TABLE t2 LIKE t", "CREATE TABLE LIKE"),
-    ("CREATE TABLE t2 AS SELECT 1", "CREATE TABLE AS SELECT"),
+    ("INSERT IGNORE INTO t VALUES (1)", "INSERT IGNORE"),
+    ("CREATE OR REPLACE TABLE t2 AS SELECT 1", "CREATE OR REPLACE TABLE"),
 ])
 def test_unsupported_statements_are_rejected(text: str, kind: str) -> None:
     with pytest.raises(SqlError) as info:
@@ -334,3 +333,27 @@ def test_unsupported_statements_are_rejected(text: str, kind: str) -> None:
     assert (info.value.code, info.value.message) == (
         1105, f"errCode = 2, detailMessage = Unsupported statement: {kind}"
     )
+
+
+def test_table_writes_parse() -> None:
+    (ctas,) = parse("CREATE TABLE IF NOT EXISTS d.t2 (x, y) DUPLICATE KEY(x) DISTRIBUTED BY HASH(x) BUCKETS 3 "
+                    "AS SELECT 1 a, 2 b")
+    assert (ctas.db, ctas.name, ctas.column_names, ctas.if_not_exists, ctas.columns) == ("d", "t2", ("x", "y"),
+                                                                                        True, ())
+    assert ctas.keys == st.KeysDesc("DUPLICATE", ("x",)) and ctas.query is not None
+    assert parse("CREATE TABLE t2 LIKE d.t1") == [st.CreateTableLike(None, "t2", "d", "t1", None)]
+    assert parse("CREATE TABLE t2 LIKE t1 WITH ROLLUP") == [st.CreateTableLike(None, "t2", None, "t1", ())]
+    assert parse("CREATE TABLE t2 LIKE t1 WITH ROLLUP (r1, r2)") == [
+        st.CreateTableLike(None, "t2", None, "t1", ("r1", "r2"))]
+    (ow,) = parse("INSERT OVERWRITE TABLE t PARTITION (p1, p2) WITH LABEL l SELECT 1")
+    assert (ow.overwrite, ow.partitions, ow.label) == (True, ("p1", "p2"), "l")
+    (ow,) = parse("INSERT OVERWRITE TABLE t PARTITION (*) VALUES (1)")
+    assert (ow.overwrite, ow.partitions) == (True, ("*",))
+    with pytest.raises(SqlError):
+        parse("INSERT INTO t PARTITION (*) VALUES (1)")
+    (up,) = parse("UPDATE t a SET a.v = v + 1, w = 'x' FROM t2 WHERE a.k = t2.k")
+    assert (up.table, up.alias, [c for c, _ in up.assignments], len(up.sources)) == ("t", "a", ["v", "w"], 1)
+    with pytest.raises(SqlError, match="not a column of the updated table"):
+        parse("UPDATE t SET t2.v = 1")
+    with pytest.raises(SqlError):
+        parse("CREATE TABLE t2 (a INT) AS SELECT 1")

@@ -290,3 +290,37 @@ def test_base_compaction_applies_a_delete_physically(engine: StorageEngine, keys
     assert after.stats.rows_del_filtered == 0  # nothing left for the read path to filter
     stored = pa.concat_tables([SegmentReader(p).read(SCHEMA.names) for p in engine.segment_paths(out.rowset)])
     assert stored.num_rows == out.stats.output_rows
+
+
+def test_overwrite_replaces_rowsets_and_compacts_after(engine: StorageEngine) -> None:
+    """INSERT OVERWRITE's publish: new data as [0-v], the old rowsets stale and deleted once unread, later
+    loads and compaction on top of it."""
+    from storage.engine import Overwrite
+
+    table = make_table(engine, KEYS_DUP, loads=3, rows=100)
+    tablet = only_tablet(engine, table)
+    old = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+    rng = np.random.default_rng(7)
+    replacement = batch(rng, 10, 9)
+    everything = Overwrite(frozenset(p.partition_id for p in table.partitions))
+    engine.load(table, replacement, overwrite=everything)
+    table = engine.catalog.get_table_by_id(table.table_id)
+    (only,) = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+    assert (only.start_version, only.end_version) == (0, 5) and only.num_rows == 10
+    assert table_rows(scan(engine, table)) == table_rows(replacement)
+    assert table.partitions[0].row_count == 10
+    # the replaced rowsets are gone (no reader holds them, no sweep delay) ...
+    assert not any(p.exists() for rs in old for p in engine.segment_paths(rs))
+    assert engine.catalog.stale_rowsets(tablet.tablet_id) == []
+    more = batch(rng, 5, 10)
+    engine.load(table, more)
+    rowsets = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+    assert [(r.start_version, r.end_version) for r in rowsets] == [(0, 5), (6, 6)]
+    _, _, out = compact_all(engine, table)
+    assert (out.rowset.start_version, out.rowset.end_version) == (0, 6)
+    assert sorted(table_rows(scan(engine, table)), key=str) == sorted(table_rows(pa.concat_tables([replacement, more])), key=str)
+    # an empty overwrite empties the table, with an empty [0-v] rowset
+    engine.load(table, replacement.slice(0, 0), overwrite=everything)
+    assert scan(engine, table).num_rows == 0
+    (empty,) = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+    assert (empty.start_version, empty.num_segments, empty.num_rows) == (0, 0, 0)
