@@ -17,6 +17,12 @@ _SIMPLE = {
     exp.Stddev: "stddev", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev",
     exp.Variance: "variance_samp", exp.VariancePop: "variance", exp.AnyValue: "min",
     exp.ApproxDistinct: "count_distinct_approx",
+    exp.BitwiseAndAgg: "group_bit_and", exp.BitwiseOrAgg: "group_bit_or", exp.BitwiseXorAgg: "group_bit_xor",
+}
+# aggregates of two arguments: (value, other); percentile's other is its (constant) fraction
+_TWO_ARGUMENTS = {
+    exp.Corr: "corr", exp.CovarPop: "covar", exp.CovarSamp: "covar_samp", exp.ArgMax: "max_by",
+    exp.ArgMin: "min_by", exp.Quantile: "percentile", exp.ApproxQuantile: "percentile",
 }
 
 
@@ -81,6 +87,14 @@ class AggregateBuilder:
             return "count", args, distinct, sep
         if isinstance(node, exp.GroupConcat):
             return "group_concat", args, distinct, sep
+        two = _TWO_ARGUMENTS.get(type(node))
+        if two is not None:
+            other = node.args.get("quantile") if two == "percentile" else node.expression
+            if other is None or distinct:
+                raise analysis_error(f"{two} requires two arguments and no DISTINCT")
+            if two == "percentile" and not isinstance(other, exp.Literal):
+                raise analysis_error(f"the second argument of {node.sql_name().lower()} must be a constant")
+            return two, [arg, other], False, sep
         func = _SIMPLE.get(type(node))
         if func is None:
             raise analysis_error(f"Can not found function '{node.sql_name().lower()}'")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import decimal
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,12 +37,20 @@ class AceroHashAggregate(PhysicalOperator):
         keys = list(self.keys)
         if t.num_columns == 0:
             t = pa.table({"__row": pa.nulls(t.num_rows, pa.int8())})
+        cols: dict[str, pa.Array] = {}
+        if not keys:  # Acero's scalar aggregation has no list / distinct: the whole input is one list
+            for out_name, spec in list(specs.items()):
+                if spec[1] in ("list", "distinct"):
+                    column = t.column(spec[0]).combine_chunks()
+                    if spec[1] == "distinct":
+                        column = pc.drop_null(pc.unique(column))
+                    cols[out_name] = pa.ListArray.from_arrays(pa.array([0, len(column)], pa.int32()), column)
+                    del specs[out_name]
         agg_specs = [spec for spec in specs.values()]
         result = t.group_by(keys, use_threads=False).aggregate(agg_specs) if agg_specs or keys else None
         if result is None:  # SELECT DISTINCT over nothing
             result = pa.table({})
         # pyarrow names aggregate outputs "<col>_<func>" (count_all for count(*)), keys keep their names
-        cols: dict[str, pa.Array] = {}
         for out_name, spec in specs.items():
             got = f"{spec[0]}_{spec[1]}" if isinstance(spec[0], str) else spec[1]
             cols[out_name] = result.column(got).combine_chunks()
@@ -104,6 +113,13 @@ class AceroHashAggregate(PhysicalOperator):
             func = "stddev" if f.startswith("stddev") else "variance"
             n = spec(arg, func, pc.VarianceOptions(ddof=1 if f.endswith("samp") else 0))
             return lambda cols: cols[n]
+        if f in GROUPED_ROWS:
+            rows = "|row"
+            if rows not in extra:
+                extra[rows] = pa.array(np.arange(t.num_rows, dtype=np.int64))
+            n = spec(rows, "list")
+            columns = [t.column(a).combine_chunks() for a in call.args]
+            return lambda cols: GROUPED_ROWS[f](cols[n], columns)
         if f == "group_concat":
             col = arg
             if not is_string(typ):
@@ -159,3 +175,132 @@ def decimal_avg(sums: pa.Array, counts: pa.Array, scale: int) -> pa.Array:
             for s, c in zip(sums.to_pylist(), counts.to_pylist(), strict=True)
         ]
         return pa.array(vals, target)
+
+
+# -- aggregates computed from each group's row numbers (hash_list of a row index) with numpy -----------
+
+
+def _group_rows(lists: pa.Array) -> tuple[np.ndarray, np.ndarray, int]:
+    """(group of each listed row, the row numbers) for the groups' lists of row numbers."""
+    parent = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = pc.list_flatten(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    return parent, rows, len(lists)
+
+
+def _numbers(column: pa.Array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    picked = column.take(pa.array(rows, pa.int64()))
+    valid = pc.is_valid(picked).to_numpy(zero_copy_only=False)
+    as_float = convert(picked, pa.float64()) if not pa.types.is_floating(picked.type) else picked
+    return pc.fill_null(as_float, 0.0).to_numpy(zero_copy_only=False), valid
+
+
+def _moments(lists: pa.Array, columns: list[pa.Array]) -> tuple[np.ndarray, ...]:
+    parent, rows, groups = _group_rows(lists)
+    x, vx = _numbers(columns[0], rows)
+    y, vy = _numbers(columns[1], rows)
+    keep = vx & vy  # pairs with a NULL on either side do not count
+    parent, x, y = parent[keep], x[keep], y[keep]
+
+    def total(w: np.ndarray) -> np.ndarray:
+        return np.bincount(parent, weights=w, minlength=groups)
+
+    n = np.bincount(parent, minlength=groups).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx, my = total(x) / n, total(y) / n
+        # centred sums: stable for large values
+        cxy = total((x - mx[parent]) * (y - my[parent]))
+        cxx = total((x - mx[parent]) ** 2)
+        cyy = total((y - my[parent]) ** 2)
+    return n, cxy, cxx, cyy
+
+
+def _double(values: np.ndarray, valid: np.ndarray) -> pa.Array:
+    return pa.array(np.where(valid, values, 0.0), pa.float64(), mask=~valid)
+
+
+def _covar(sample: bool):  # noqa: ANN202
+    def finish(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+        n, cxy, _, _ = _moments(lists, columns)
+        d = n - 1 if sample else n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _double(cxy / d, d > 0)
+
+    return finish
+
+
+def _corr(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+    n, cxy, cxx, cyy = _moments(lists, columns)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = cxy / np.sqrt(cxx * cyy)
+    return _double(r, (n > 0) & (cxx > 0) & (cyy > 0))
+
+
+def _bits(op: np.ufunc):  # noqa: ANN202
+    def finish(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+        parent, rows, groups = _group_rows(lists)
+        picked = columns[0].take(pa.array(rows, pa.int64()))
+        out_type = picked.type if pa.types.is_integer(picked.type) else pa.int64()
+        valid = pc.is_valid(picked).to_numpy(zero_copy_only=False)
+        values = pc.fill_null(pc.cast(picked, pa.int64()) if picked.type != pa.int64() else picked, 0)
+        values = values.to_numpy(zero_copy_only=False)[valid]
+        parent = parent[valid]
+        out = np.zeros(groups, np.int64)
+        has = np.zeros(groups, bool)
+        if len(values):
+            starts = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+            out[parent[starts]] = op.reduceat(values, starts)
+            has[parent[starts]] = True
+        return pc.cast(pa.array(out, pa.int64(), mask=~has), out_type, safe=False)
+
+    return finish
+
+
+def _by(largest: bool):  # noqa: ANN202
+    def finish(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+        parent, rows, groups = _group_rows(lists)
+        key = columns[1].take(pa.array(rows, pa.int64()))
+        valid = pc.is_valid(key).to_numpy(zero_copy_only=False)
+        order_key = pc.rank(key, sort_keys="ascending", tiebreaker="first").to_numpy(zero_copy_only=False)
+        parent, rows, order_key = parent[valid], rows[valid], order_key[valid]
+        if not largest:
+            order_key = -order_key
+        order = np.lexsort((order_key, parent))
+        parent, rows = parent[order], rows[order]
+        last = np.flatnonzero(np.r_[parent[1:] != parent[:-1], True]) if len(parent) else np.zeros(0, np.int64)
+        pick = np.full(groups, -1, np.int64)
+        pick[parent[last]] = rows[last]
+        return columns[0].take(pa.array(pick, pa.int64(), mask=pick < 0))
+
+    return finish
+
+
+def _percentile(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+    """Exact percentile with linear interpolation (Doris's percentile; percentile_approx's estimate of it)."""
+    parent, rows, groups = _group_rows(lists)
+    x, valid = _numbers(columns[0], rows)
+    fraction = pc.drop_null(columns[1])
+    p = float(convert(fraction[0], pa.float64()).as_py()) if len(fraction) else 0.5
+    if not 0 <= p <= 1:
+        raise analysis_error(f"percentile level must be in [0, 1], got {p}")
+    parent, x = parent[valid], x[valid]
+    order = np.lexsort((x, parent))
+    parent, x = parent[order], x[order]
+    n = np.bincount(parent, minlength=groups)
+    first = np.concatenate([[0], np.cumsum(n)[:-1]])
+    pos = p * np.maximum(n - 1, 0)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+    has = n > 0
+    at = np.where(has, first, 0)
+    xs = x if len(x) else np.zeros(1)
+    a = xs[np.minimum(at + lo, len(xs) - 1)]
+    b = xs[np.minimum(at + hi, len(xs) - 1)]
+    return _double(a + (b - a) * (pos - lo), has)
+
+
+GROUPED_ROWS = {
+    "corr": _corr, "covar": _covar(sample=False), "covar_samp": _covar(sample=True),
+    "group_bit_and": _bits(np.bitwise_and), "group_bit_or": _bits(np.bitwise_or),
+    "group_bit_xor": _bits(np.bitwise_xor), "max_by": _by(largest=True), "min_by": _by(largest=False),
+    "percentile": _percentile,
+}
