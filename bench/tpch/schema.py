@@ -20,7 +20,9 @@ writes each table's columns in this order and with these types (`columns`).
 
 from __future__ import annotations
 
-import re
+from bench.dbgen import ddl_columns, duckdb_type
+
+__all__ = ["DEFAULT_BUCKETS", "REVENUE0_VIEW", "TABLES", "all_ddl", "columns", "ddl", "duckdb_type"]
 
 TABLES = ("lineitem", "orders", "partsupp", "part", "customer", "supplier", "nation", "region")
 
@@ -180,26 +182,6 @@ def all_ddl(buckets: dict[str, int] | None = None) -> list[str]:
     return [ddl(t, (buckets or {}).get(t)) for t in TABLES] + [REVENUE0_VIEW]
 
 
-_COLUMN = re.compile(r"^\s*`?(\w+)`?\s+(\w+(?:\(\s*\d+(?:\s*,\s*\d+)?\s*\))?)", re.MULTILINE)
-
-
 def columns(table: str) -> list[tuple[str, str]]:
     """(name, Doris type) of a table's columns in DDL order, e.g. ("l_quantity", "decimal(15, 2)")."""
-    body = _DDL[table].split("(", 1)[1].split(")ENGINE", 1)[0].split(") ENGINE", 1)[0]
-    return [(m.group(1), m.group(2)) for m in _COLUMN.finditer(body)]
-
-
-def duckdb_type(doris_type: str) -> str:
-    """The DuckDB / Parquet type the generator writes for a Doris column type."""
-    t = doris_type.lower().replace(" ", "")
-    if t.startswith("decimal"):
-        return t.upper()
-    if t.startswith("varchar"):
-        return "VARCHAR"
-    if t.startswith("bigint"):
-        return "BIGINT"
-    if t.startswith("int"):
-        return "INTEGER"
-    if t == "date":
-        return "DATE"
-    raise ValueError(f"no DuckDB type for {doris_type!r}")
+    return ddl_columns(_DDL[table])
