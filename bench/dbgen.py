@@ -18,12 +18,14 @@ because the runners load with `INSERT INTO t SELECT * FROM local(...)`, which ma
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
 import subprocess
+import time
 import venv
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -162,6 +164,20 @@ def duckdb_type(doris_type: str) -> str:
     raise ValueError(f"no DuckDB type for {doris_type!r}")
 
 
-def select_list(columns: Iterable[tuple[str, str]]) -> str:
-    """The generated table's columns in the DDL's order, cast to the types the Doris table has."""
-    return ", ".join(f"CAST({name} AS {duckdb_type(t)}) AS {name}" for name, t in columns)
+def select_list(columns: Iterable[tuple[str, str]], sources: Mapping[str, str] | None = None) -> str:
+    """The generated table's columns in the DDL's order under the DDL's names (`sources` maps a DDL name to the
+    generator's where they differ), cast to the types the Doris table has."""
+    return ", ".join(f"CAST({(sources or {}).get(name, name)} AS {duckdb_type(t)}) AS {name}" for name, t in columns)
+
+
+def main(what: str, generate_fn: Callable[[float, Path], Mapping[str, int]], out_fn: Callable[[float], Path],
+         description: str, sf_help: str) -> None:
+    """A generator module's command line: --sf, --out; prints the row counts."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--sf", type=float, default=1.0, help=sf_help)
+    ap.add_argument("--out", type=Path, default=None, help=f"output folder (default {out_fn(1.0).parent}/...-sf<SF>)")
+    args = ap.parse_args()
+    out = args.out or out_fn(args.sf)
+    t0 = time.perf_counter()
+    counts = generate_fn(args.sf, out)
+    print_counts(what, args.sf, out, time.perf_counter() - t0, counts)

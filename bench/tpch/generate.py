@@ -16,8 +16,6 @@ rows (the COPY is multi-threaded, so their order within lineitem's files may cha
 
 from __future__ import annotations
 
-import argparse
-import time
 from pathlib import Path
 
 from bench import dbgen
@@ -42,14 +40,8 @@ def default_out(sf: float) -> Path:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sf", type=float, default=1.0, help="scale factor (SF 1 = about 6,000,000 lineitem rows)")
-    ap.add_argument("--out", type=Path, default=None, help="output folder (default bench/out/tpch-sf<SF>)")
-    args = ap.parse_args()
-    out = args.out or default_out(args.sf)
-    t0 = time.perf_counter()
-    counts = generate(args.sf, out)
-    dbgen.print_counts("TPC-H", args.sf, out, time.perf_counter() - t0, counts)
+    dbgen.main("TPC-H", generate, default_out, __doc__.splitlines()[0],
+               "scale factor (SF 1 = about 6,000,000 lineitem rows)")
 
 
 if __name__ == "__main__":
