@@ -147,6 +147,14 @@ def test_compare_values() -> None:
     diff, note = compare([("A", Decimal("25.5376"))], [("A", 25.537587116854997)])
     assert diff is None and "rounded" in note
     assert compare([(None,)], [(0.0,)])[0] is not None
+    # Doris rounds the exact decimal (-227.06875 half up), not the double's binary expansion (q18's ROLLUP row)
+    diff, note = compare([(None, Decimal("-227.0688"), Decimal("2.7768"))], [(None, -227.06875, 2.7767857142857144)])
+    assert diff is None and "rounded" in note
+    # per-row DECIMAL rounding summed up (q66's sum(jan_sales / w_warehouse_sq_ft) at scale 6)
+    diff, note = compare([("w", Decimal("27.191292"))], [("w", 27.191293471891115)])
+    assert diff is None and "within 1e-06 relative" in note
+    assert compare([("w", Decimal("27.191392"))], [("w", 27.191293471891115)])[0] is not None
+    assert compare([("w", 27.191292)], [("w", 27.191293471891115)])[0] is not None  # DOUBLE both: 1e-9
 
 
 def test_report_markdown() -> None:
