@@ -114,7 +114,14 @@ class AggregateCall:
     args: tuple[str, ...]  # input column ids
     distinct: bool
     out: str
-    separator: str = ","
+    separator: str | None = ","  # group_concat's; None: a NULL separator, which makes the result NULL
+    # ORDER BY inside the call (group_concat): (input column id, ascending, nulls first)
+    order: tuple[tuple[str, bool, bool], ...] = ()
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """Every input column the call reads: its arguments and its ORDER BY keys."""
+        return self.args + tuple(k for k, _, _ in self.order)
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,7 +137,7 @@ class LogicalAggregate(LogicalPlan):
     grouping_sets: tuple[tuple[str, ...], ...] | None = None
 
     def __post_init__(self) -> None:
-        used = set(self.keys) | {a for call in self.aggregates for a in call.args}
+        used = set(self.keys) | {a for call in self.aggregates for a in call.inputs}
         _check(used, self.input.output, "Aggregate")
         for s in self.grouping_sets or ():
             _check(set(s), self.keys, "Grouping set")
@@ -333,7 +340,7 @@ def used_ids(plan: LogicalPlan) -> set[str]:
             used |= referenced_ids(e)
         if isinstance(node, LogicalAggregate):
             used |= set(node.keys)
-            used |= {a for call in node.aggregates for a in call.args}
+            used |= {a for call in node.aggregates for a in call.inputs}
         elif isinstance(node, LogicalSort):
             used |= {k.column for k in node.keys}
         elif isinstance(node, LogicalUnion | LogicalSetOperation):

@@ -27,6 +27,55 @@ _TWO_ARGUMENTS = {
 
 
 @dataclass
+class _Call:
+    """An aggregate call as the binder reads it: bound argument and ORDER BY expressions."""
+
+    func: str
+    args: list[exp.Expression]
+    distinct: bool
+    separator: str | None = ","
+    order: list[tuple[exp.Expression, bool, bool]] = field(default_factory=list)  # (key, ascending, nulls first)
+
+
+def _order_keys(order: exp.Order) -> list[tuple[exp.Expression, bool, bool]]:
+    keys = []
+    for o in order.expressions:
+        ascending = not o.args.get("desc")
+        first = o.args.get("nulls_first")
+        keys.append((o.this, ascending, ascending if first is None else bool(first)))  # Doris: NULLs first ASC
+    return keys
+
+
+def _group_concat(node: exp.GroupConcat) -> _Call:
+    """group_concat([DISTINCT] x[, sep] [ORDER BY k [ASC|DESC], ...]): sqlglot puts the ORDER BY around the
+    value or around the separator, and the separator of a DISTINCT call inside the DISTINCT."""
+    arg, sep_node = node.this, node.args.get("separator")
+    order: list[tuple[exp.Expression, bool, bool]] = []
+    if isinstance(arg, exp.Order):
+        order, arg = _order_keys(arg), arg.this
+    if isinstance(sep_node, exp.Order):
+        order, sep_node = _order_keys(sep_node), sep_node.this
+    if node.args.get("on_overflow") is not None:
+        raise analysis_error("Can not found function 'group_concat' which has 3 arity")
+    distinct = isinstance(arg, exp.Distinct)
+    if distinct:
+        values = list(arg.expressions)
+        if len(values) == 2 and sep_node is None:
+            values, sep_node = values[:1], values[1]
+        if len(values) != 1:
+            raise analysis_error(f"Can not found function 'group_concat' which has {len(values) + 1} arity")
+        arg = values[0]
+    separator: str | None = ","
+    if isinstance(sep_node, exp.Null):
+        separator = None
+    elif isinstance(sep_node, exp.Literal):
+        separator = sep_node.this if sep_node.is_string else str(sep_node.this)
+    elif sep_node is not None:
+        raise analysis_error(f"The separator of group_concat must be a constant: {sep_node.sql('mysql')}")
+    return _Call("group_concat", [arg], distinct, separator, order)
+
+
+@dataclass
 class AggregateBuilder:
     """Collects group keys and aggregate calls for one SELECT, deduplicating equal expressions."""
 
@@ -59,21 +108,20 @@ class AggregateBuilder:
         for e, call in self.calls:
             if e == node:
                 return call.out
-        func, args, distinct, sep = self._describe(node)
-        ids = tuple(self._pre_column(a, "agg_arg") for a in args)
-        call = AggregateCall(func, ids, distinct, self.new_id(func), sep)
+        d = self._describe(node)
+        ids = tuple(self._pre_column(a, "agg_arg") for a in d.args)
+        order = tuple((self._pre_column(k, "agg_order"), asc, first) for k, asc, first in d.order)
+        call = AggregateCall(d.func, ids, d.distinct, self.new_id(d.func), d.separator, order)
         self.calls.append((node, call))
         return call.out
 
-    def _describe(self, node: exp.AggFunc) -> tuple[str, list[exp.Expression], bool, str]:
+    def _describe(self, node: exp.AggFunc) -> _Call:
+        if isinstance(node, exp.GroupConcat):
+            return _group_concat(node)
         arg = node.this
         distinct = False
-        sep = ","
-        if isinstance(node, exp.GroupConcat):
-            s = node.args.get("separator")
-            sep = s.name if isinstance(s, exp.Literal) else ","
-            if isinstance(arg, exp.Order):
-                arg = arg.this
+        if isinstance(arg, exp.Order):
+            raise analysis_error(f"ORDER BY is not supported in {node.sql_name().lower()}")
         if isinstance(arg, exp.Distinct):
             distinct = True
             args = list(arg.expressions)
@@ -83,10 +131,11 @@ class AggregateBuilder:
             args = [arg] + list(node.expressions or []) if isinstance(node, exp.Count) else [arg]
         if isinstance(node, exp.Count):
             if not args:
-                return "count_star", [], False, sep
-            return "count", args, distinct, sep
-        if isinstance(node, exp.GroupConcat):
-            return "group_concat", args, distinct, sep
+                return _Call("count_star", [], False)
+            if len(args) > 1 and not distinct:  # Doris's Count.java: several arguments only with DISTINCT
+                shown = ", ".join(self._user_sql(a) for a in args)  # Nereids's Count.java, its text as is
+                raise analysis_error(f"COUNT must have DISTINCT for multiple argumentscount({shown})")
+            return _Call("count", args, distinct)
         two = _TWO_ARGUMENTS.get(type(node))
         if two is not None:
             other = node.args.get("quantile") if two == "percentile" else node.expression
@@ -94,13 +143,20 @@ class AggregateBuilder:
                 raise analysis_error(f"{two} requires two arguments and no DISTINCT")
             if two == "percentile" and not isinstance(other, exp.Literal):
                 raise analysis_error(f"the second argument of {node.sql_name().lower()} must be a constant")
-            return two, [arg, other], False, sep
+            return _Call(two, [arg, other], False)
         func = _SIMPLE.get(type(node))
         if func is None:
             raise analysis_error(f"Can not found function '{node.sql_name().lower()}'")
         if distinct and func not in ("min", "max", "count_distinct_approx", "sum", "avg"):
             raise analysis_error(f"{func}(DISTINCT ...) is not supported", 1235, "42000")
-        return func, args, distinct and func in ("sum", "avg"), sep
+        return _Call(func, args, distinct and func in ("sum", "avg"))
+
+    def _user_sql(self, bound: exp.Expression) -> str:
+        """A bound expression with the user's column spellings, for error messages."""
+        def fn(n: exp.Expression) -> exp.Expression:
+            return exp.column(self.id_names.get(n.name, n.name)) if isinstance(n, exp.Column) else n
+
+        return bound.copy().transform(fn, copy=False).sql("mysql")
 
     def _grouping(self, node: exp.Expression) -> str:
         """GROUPING(k) / GROUPING_ID(k, ...): a call over key columns (1 bits for rolled-up keys)."""

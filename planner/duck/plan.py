@@ -344,6 +344,8 @@ def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
         return f"count({args[0]})"
     if f == "count_star":
         return "count(*)"
+    if f == "group_concat":
+        return _group_concat(call, types[0])
     if len(args) != 1 or (call.distinct and f not in ("sum", "avg")):
         raise Untranslatable(f"{f}(DISTINCT)")
     t = types[0]
@@ -359,6 +361,26 @@ def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
     if f.startswith(("stddev", "variance")) and (pa.types.is_integer(t) or pa.types.is_floating(t)):
         return _SIMPLE_AGGREGATES[f].format(args[0])
     raise Untranslatable(f"aggregate {f} of {t}")
+
+
+def _group_concat(call: AggregateCall, t: pa.DataType) -> str:
+    """string_agg with the Arrow aggregate's answer: the values as the evaluator prints them (text, or integers,
+    which print alike), NULLs skipped, ORDER BY with Doris's NULL placement; DuckDB's DISTINCT orders only by
+    the value itself."""
+    if call.separator is None:
+        return "CAST(NULL AS VARCHAR)"
+    value = quote(call.args[0])
+    if pa.types.is_integer(t) and not call.distinct:
+        value = f"CAST({value} AS VARCHAR)"
+    elif not is_string(t):
+        raise Untranslatable(f"group_concat of {t}")
+    if call.distinct and any(k != call.args[0] for k, _, _ in call.order):
+        raise Untranslatable("group_concat(DISTINCT x ORDER BY another key)")
+    keys = ", ".join(f"{quote(k)} {'ASC' if asc else 'DESC'} NULLS {'FIRST' if first else 'LAST'}"
+                     for k, asc, first in call.order)
+    order = f" ORDER BY {keys}" if keys else ""
+    separator = "'" + call.separator.replace("'", "''") + "'"
+    return f"string_agg({'DISTINCT ' if call.distinct else ''}{value}, {separator}{order})"
 
 
 def _aggregate(b: RegionBuilder, p: LogicalAggregate) -> str:

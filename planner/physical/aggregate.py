@@ -73,10 +73,9 @@ class AceroHashAggregate(PhysicalOperator):
         if f in ("count", "count_distinct_approx") and (call.distinct or f == "count_distinct_approx"):
             col = call.args[0]
             if len(call.args) > 1:
-                # count(DISTINCT a, b): one text key per row, NULL when any part is NULL
+                # count(DISTINCT a, b): one integer per distinct tuple, NULL when any part is NULL
                 col = f"{call.out}|key"
-                parts = [to_string(t.column(a).combine_chunks()) for a in call.args]
-                extra[col] = pc.binary_join_element_wise(*parts, "\x1f")
+                extra[col] = tuple_codes([t.column(a).combine_chunks() for a in call.args])
             n = spec(col, "count_distinct", _ONLY_VALID)
             return lambda cols: cols[n]
         if f == "count":
@@ -84,7 +83,7 @@ class AceroHashAggregate(PhysicalOperator):
             return lambda cols: cols[n]
         arg = call.args[0]
         typ = t.schema.field(arg).type
-        if call.distinct:  # DuckDB runs sum / avg (DISTINCT); here it would be a plain sum, silently wrong
+        if call.distinct and f != "group_concat":  # DuckDB runs sum / avg (DISTINCT); here it would be a plain sum, silently wrong
             raise analysis_error(f"{f}(DISTINCT) of {typ} is not supported")
         if f in ("sum", "avg", "stddev", "stddev_samp", "variance", "variance_samp") and (
             is_string(typ) or pa.types.is_boolean(typ) or pa.types.is_null(typ)
@@ -120,6 +119,18 @@ class AceroHashAggregate(PhysicalOperator):
             n = spec(rows, "list")
             columns = [t.column(a).combine_chunks() for a in call.args]
             return lambda cols: GROUPED_ROWS[f](cols[n], columns)
+        if f == "group_concat" and call.separator is None:  # a NULL separator makes every group's result NULL
+            n = spec([], "count_all")
+            return lambda cols: pa.nulls(len(cols[n]), pa.string())
+        if f == "group_concat" and call.order:
+            rows = "|row"
+            if rows not in extra:
+                extra[rows] = pa.array(np.arange(t.num_rows, dtype=np.int64))
+            n = spec(rows, "list")
+            text = to_string(t.column(arg).combine_chunks())
+            keys = [(t.column(k).combine_chunks(), asc, first) for k, asc, first in call.order]
+            separator, distinct = call.separator, call.distinct
+            return lambda cols: ordered_concat(cols[n], text, keys, separator, distinct)
         if f == "group_concat":
             col = arg
             if not is_string(typ):
@@ -141,6 +152,24 @@ class AceroHashAggregate(PhysicalOperator):
         raise ValueError(f"unknown aggregate {f}")
 
 
+def tuple_codes(columns: list[pa.Array]) -> pa.Array:
+    """One int64 per row, equal exactly when the rows' values are equal in every column; NULL when any value is
+    NULL (count(DISTINCT a, b) skips those rows, as MySQL)."""
+    n = len(columns[0])
+    code = np.zeros(n, np.int64)
+    valid = np.ones(n, bool)
+    for column in columns:
+        encoded = pc.dictionary_encode(column) if not pa.types.is_null(column.type) else None
+        if encoded is None:
+            return pa.nulls(n, pa.int64())
+        valid &= pc.is_valid(encoded).to_numpy(zero_copy_only=False)
+        part = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        # compact the pair (code so far, this column's code) back to 0..k-1: never overflows
+        _, code = np.unique(code * (len(encoded.dictionary) + 1) + part, return_inverse=True)
+        code = code.astype(np.int64)
+    return pa.array(code, pa.int64(), mask=~valid)
+
+
 def _join_skip_nulls(lists: pa.Array, sep: str) -> pa.Array:
     offsets = lists.offsets
     flat = lists.values
@@ -154,6 +183,42 @@ def _join_skip_nulls(lists: pa.Array, sep: str) -> pa.Array:
     del offsets
     rebuilt = pa.ListArray.from_arrays(pa.array(new_offsets), pc.filter(flat, keep))
     return pc.binary_join(rebuilt, sep)
+
+
+def _sort_rank(column: pa.Array, ascending: bool, nulls_first: bool) -> np.ndarray:
+    """Each value's dense rank in the sort order of one ORDER BY key (NULLs placed as asked)."""
+    if pa.types.is_null(column.type):
+        return np.zeros(len(column), np.int64)
+    direction = "ascending" if ascending else "descending"
+    placement = "at_start" if nulls_first else "at_end"
+    ranks = pc.rank(column, sort_keys=[("", direction, placement)], tiebreaker="dense")
+    return ranks.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def ordered_concat(lists: pa.Array, text: pa.Array, keys: list[tuple[pa.Array, bool, bool]], sep: str,
+                   distinct: bool) -> pa.Array:
+    """group_concat([DISTINCT] x, sep ORDER BY keys) from each group's row numbers: the rows sorted by (group,
+    keys, input order) with numpy, NULL values dropped, DISTINCT keeping a value's first place in that order."""
+    parent, rows, groups = _group_rows(lists)
+    sort_columns = [rows]  # np.lexsort: the last key is the primary one
+    for column, ascending, nulls_first in reversed(keys):
+        sort_columns.append(_sort_rank(column, ascending, nulls_first)[rows])
+    sort_columns.append(parent)
+    order = np.lexsort(sort_columns) if len(rows) else np.zeros(0, np.int64)
+    parent, rows = parent[order], rows[order]
+    values = text.take(pa.array(rows, pa.int64()))
+    valid = pc.is_valid(values).to_numpy(zero_copy_only=False)
+    keep = np.flatnonzero(valid)
+    if distinct and len(keep):
+        codes = pc.fill_null(pc.dictionary_encode(values).indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        pair = parent[keep].astype(np.int64) * (int(codes[keep].max()) + 1) + codes[keep]
+        _, first = np.unique(pair, return_index=True)
+        keep = keep[np.sort(first)]
+    parent = parent[keep]
+    counts = np.bincount(parent, minlength=groups) if len(parent) else np.zeros(groups, np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(keep, pa.int64()))), sep)
+    return pc.if_else(pa.array(counts > 0), joined, pa.scalar(None, pa.string()))
 
 
 def decimal_avg(sums: pa.Array, counts: pa.Array, scale: int) -> pa.Array:

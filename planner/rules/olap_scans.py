@@ -81,7 +81,7 @@ def required_ids(plan: LogicalPlan) -> dict[int, set[str]]:
         elif isinstance(node, LogicalFilter):
             visit(node.input, needed | referenced_ids(node.condition))
         elif isinstance(node, LogicalAggregate):
-            visit(node.input, set(node.keys) | {a for call in node.aggregates for a in call.args})
+            visit(node.input, set(node.keys) | {a for call in node.aggregates for a in call.inputs})
         elif isinstance(node, LogicalSort):
             visit(node.input, needed | {k.column for k in node.keys})
         elif isinstance(node, LogicalUnion | LogicalSetOperation):
