@@ -60,6 +60,48 @@ class QueryContext:
     resolve_view: Callable[[str | None, str], ViewDefinition | None] | None = None
 
     def statement_time(self) -> dt.datetime:
+        """now() of this statement, in the session's time_zone."""
         if self.now is None:
-            self.now = dt.datetime.now().replace(microsecond=0)
+            self.now = dt.datetime.now(self.tzinfo()).replace(tzinfo=None, microsecond=0)
         return self.now
+
+    def time_zone(self) -> str:
+        """The session's time_zone in a spelling Arrow and zoneinfo take ('Asia/Shanghai', '+08:00', 'UTC')."""
+        try:
+            name = str(self.variables("session", "time_zone") or "").strip()
+        except Exception:  # noqa: BLE001 - a context without session variables: the machine's zone
+            name = ""
+        if not name or name.upper() == "SYSTEM":
+            from time import strftime
+
+            name = system_zone() or strftime("%z")
+        name = ZONE_ALIASES.get(name.upper(), name)
+        if name[:1] in "+-" and ":" not in name and len(name) == 5:
+            name = f"{name[:3]}:{name[3:]}"
+        return name
+
+    def tzinfo(self) -> dt.tzinfo | None:
+        name = self.time_zone()
+        try:
+            if name[:1] in "+-":
+                hours, _, minutes = name[1:].partition(":")
+                offset = dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
+                return dt.timezone(-offset if name[0] == "-" else offset)
+            from zoneinfo import ZoneInfo
+
+            return ZoneInfo(name)
+        except (ValueError, KeyError, OSError):
+            return None
+
+
+ZONE_ALIASES = {"CST": "Asia/Shanghai", "UTC": "UTC", "GMT": "UTC", "Z": "UTC"}
+
+
+def system_zone() -> str | None:
+    from pathlib import Path
+
+    try:
+        link = Path("/etc/localtime").resolve()
+    except OSError:
+        return None
+    return "/".join(link.parts[link.parts.index("zoneinfo") + 1:]) if "zoneinfo" in link.parts else None

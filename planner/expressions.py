@@ -271,11 +271,25 @@ def comparable(a: Value, b: Value) -> tuple[Value, Value]:
     if ta == tb:
         return a, b
     if is_temporal(ta) and is_string(tb):
-        return a, convert(b, ta)
+        t = temporal_text_type(ta, b)
+        return (a if t == ta else pc.cast(a, t)), convert(b, t)
     if is_string(ta) and is_temporal(tb):
-        return convert(a, tb), b
+        t = temporal_text_type(tb, a)
+        return convert(a, t), (b if t == tb else pc.cast(b, t))
     t = supertype(ta, tb)
     return convert(a, t), convert(b, t)
+
+
+def temporal_text_type(t: pa.DataType, text: Value) -> pa.DataType:
+    """The type a DATE / DATETIME is compared with text as: its own, except that a DATE meets a text with a
+    time of day as DATETIME (Doris: `d >= '2024-01-31 12:00:00'` is false for 2024-01-31)."""
+    if not pa.types.is_date(t):
+        return t
+    if isinstance(text, pa.Scalar):
+        stamp = convert(text, pa.timestamp("us"))
+        if not stamp.is_valid or stamp.value % 86_400_000_000 == 0:
+            return t
+    return pa.timestamp("us")
 
 
 # -- boolean logic and comparisons ---------------------------------------------------------------------

@@ -65,6 +65,34 @@ def numeric_supertype(a: pa.DataType, b: pa.DataType) -> pa.DataType:
     return pa.int64() if max(_int_width(a), _int_width(b)) <= 64 else pa.decimal128(38, 0)
 
 
+def promoted_integer(a: pa.DataType, b: pa.DataType) -> pa.DataType:
+    """Doris's `+ - *` on integers: the wider operand's type widened one step (TINYINT -> SMALLINT -> INT ->
+    BIGINT; BIGINT stays BIGINT and wraps), so a sum or product of two narrower integers never overflows."""
+    width = max(_int_width(a), _int_width(b))
+    return {8: pa.int16(), 16: pa.int32()}.get(width, pa.int64())
+
+
+def decimal_arithmetic_type(op: str, a: pa.DataType, b: pa.DataType) -> pa.Decimal128Type:
+    """Doris's DECIMALV3 result of `a op b` ("+", "-" or "*") with an integer operand as DECIMAL(digits, 0):
+    + and -: scale max(s1, s2), one digit more than the wider integral part; *: (p1 + p2, s1 + s2). Beyond 38
+    digits the precision is 38 and the scale shrinks (processDecimalV3OverFlow): to what the integral part
+    leaves, or to decimal_overflow_scale (6) when the integral part needs more than 32 digits."""
+    da, db = _as_decimal(a), _as_decimal(b)
+    if op == "*":
+        precision, scale = da.precision + db.precision, da.scale + db.scale
+    else:
+        scale = max(da.scale, db.scale)
+        precision = max(da.precision - da.scale, db.precision - db.scale) + scale + 1
+    if precision > 38:
+        integral = precision - scale
+        scale = 38 - integral if integral < 38 - DECIMAL_OVERFLOW_SCALE else min(scale, DECIMAL_OVERFLOW_SCALE)
+        precision = 38
+    return pa.decimal128(precision, scale)
+
+
+DECIMAL_OVERFLOW_SCALE = 6  # Doris's session variable decimal_overflow_scale
+
+
 def _int_width(t: pa.DataType) -> int:
     return t.bit_width if pa.types.is_integer(t) else 8
 

@@ -7,25 +7,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from planner.context import system_zone
 from server.results import StatementError
 
 VERSION = "5.7.99"
 VERSION_COMMENT = "Doris version doris-2.1.0-dorislite"
 
 
-def _local_zone() -> str:
-    try:
-        from pathlib import Path
-
-        link = Path("/etc/localtime").resolve()
-        if "zoneinfo" in link.parts:
-            return "/".join(link.parts[link.parts.index("zoneinfo") + 1 :])
-    except OSError:
-        pass
-    return time.strftime("%Z") or "UTC"
-
-
-SYSTEM_TIME_ZONE = _local_zone()
+SYSTEM_TIME_ZONE = system_zone() or time.strftime("%Z") or "UTC"
 
 # name -> default value. Values are Python ints or strings as SELECT @@name returns them.
 DEFAULTS: dict[str, Any] = {

@@ -227,6 +227,15 @@ class DorisLiteParser(DorisParser):
             )
         )
 
+    def _parse_function_call(self, functions: t.Any = None, anonymous: bool = False, optional_parens: bool = True,
+                             any_token: bool = False) -> exp.Expr | None:
+        # the name as typed (ifnull, nvl, instr ...): a result column is labelled with it, as Doris does
+        typed = self._curr.text.lower() if self._curr is not None else None
+        node = super()._parse_function_call(functions, anonymous, optional_parens, any_token)
+        if isinstance(node, exp.Func) and typed:
+            node.meta["typed_name"] = typed
+        return node
+
     def _parse_create_like(self) -> exp.LikeProperty | None:
         """`LIKE [db.]t [WITH ROLLUP [(r, ...)]]`: the rollups to copy go in `expressions` (ROLLUP alone: all)."""
         like = super()._parse_create_like()

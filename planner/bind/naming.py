@@ -25,6 +25,40 @@ def output_name(e: exp.Expression) -> str:
         return "database()"  # sqlglot prints it back as schema()
     if isinstance(e, exp.Neg) and isinstance(e.this, exp.Literal):
         return f"-{e.this.this}"
-    # MySQL uses the text as typed; the closest we have is the expression printed back with
-    # lower-case function names (`count(*)`, `sum(v)`), which is what users mostly type.
-    return e.sql(dialect="mysql", normalize_functions="lower")
+    # Doris labels an expression with its SQL as the analyser prints it (Expression.toSql): lower-case
+    # functions under the name typed (`ifnull(x, 0)`, not coalesce), every binary operator in parentheses
+    # (`(x + 1)`, `((a > 1) AND (b < 2))`)
+    label = e.copy().transform(_doris_spelling, copy=False)
+    for node in list(label.find_all(*_PARENTHESIZED)):
+        if not isinstance(node.parent, exp.Paren):
+            paren = exp.Paren()
+            node.replace(paren)
+            paren.set("this", node)
+    if isinstance(label, _PARENTHESIZED):
+        label = exp.Paren(this=label)
+    return label.sql(dialect="mysql", normalize_functions="lower")
+
+
+_PARENTHESIZED = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT,
+                  exp.LTE, exp.NullSafeEQ, exp.And, exp.Or, exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor)
+
+
+def _doris_spelling(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.this.is_string \
+            and node.this.this.lstrip("-").isdigit():
+        return exp.Interval(this=exp.Literal.number(node.this.this), unit=node.args.get("unit"))
+    typed = node.meta.get("typed_name") if isinstance(node, exp.Func) and node.meta else None
+    if typed and typed != node.sql_name().lower() and not isinstance(node, exp.AggFunc):
+        if isinstance(node, exp.StrPosition):  # instr(str, substr) / locate(substr, str[, pos])
+            args = [node.this, node.args.get("substr")] if typed == "instr" else \
+                [node.args.get("substr"), node.this, node.args.get("position")]
+        else:
+            args = [a for key in node.arg_types for a in _as_list(node.args.get(key))]
+        return exp.Anonymous(this=typed, expressions=[a for a in args if a is not None])
+    return node
+
+
+def _as_list(value: object) -> list:
+    if value is None or isinstance(value, bool | str):
+        return []
+    return list(value) if isinstance(value, list) else [value]

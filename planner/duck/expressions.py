@@ -22,7 +22,8 @@ from sqlglot import exp
 
 from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext
-from planner.expressions import ArrowConst, Evaluator, const_node
+from planner.expressions import ArrowConst, Evaluator, const_node, temporal_text_type
+from planner.functions.casts import convert
 from planner.logical import LogicalPlan, referenced_ids
 from planner.values import common_array, is_numeric, is_string, is_temporal
 
@@ -310,9 +311,25 @@ def _not(tr: ExpressionTranslator, e: exp.Not) -> str:
 
 def _comparable(tr: ExpressionTranslator, a: exp.Expression, b: exp.Expression) -> tuple[str, str]:
     ta, tb = tr.type_of(a), tr.type_of(b)
+    if is_temporal(ta) and is_string(tb) and is_constant(b):
+        return _temporal_text(tr, a, ta, b)
+    if is_string(ta) and is_temporal(tb) and is_constant(a):
+        right, left = _temporal_text(tr, b, tb, a)
+        return left, right
     if not same_family(ta, tb) or _family(ta) == "bool" != _family(tb):
         raise Untranslatable(f"comparison of {ta} and {tb}")
     return tr.sql(a), tr.sql(b)
+
+
+def _temporal_text(tr: ExpressionTranslator, column: exp.Expression, t: pa.DataType, text: exp.Expression
+                   ) -> tuple[str, str]:
+    """A date or datetime compared with constant text: the text converted as the evaluator converts it."""
+    value = Evaluator(tr.empty, tr.ctx).eval(text)
+    if not isinstance(value, pa.Scalar):
+        raise Untranslatable("constant array")
+    target = temporal_text_type(t, value)
+    converted = literal(convert(value, target))
+    return (tr.sql(column) if target == t else f"CAST({tr.sql(column)} AS {duck_type(target)})"), converted
 
 
 def _comparison(tr: ExpressionTranslator, e: exp.Binary) -> str:
@@ -395,8 +412,14 @@ def _arithmetic(tr: ExpressionTranslator, e: exp.Binary) -> str:
         raise Untranslatable("interval arithmetic")
     out = tr.type_of(e)
     op = _ARITHMETIC[type(e)]
+    if out == pa.int64() and any(tr.type_of(x).bit_width == 64 for x in (e.this, e.expression)
+                                 if pa.types.is_integer(tr.type_of(x))):
+        # BIGINT op BIGINT wraps in Doris (DuckDB would raise): exact in HUGEINT, then two's complement
+        a, b = _numeric_cast(tr, e.this, out), _numeric_cast(tr, e.expression, out)
+        return (f"CAST(((((CAST({a} AS HUGEINT) {op} {b}) % {1 << 64}) + {1 << 64} + {1 << 63}) % {1 << 64}) "
+                f"- {1 << 63} AS BIGINT)")
     if pa.types.is_floating(out) or pa.types.is_integer(out):
-        # the evaluator computes in the result type (BIGINT or DOUBLE) from the start
+        # the evaluator's result type (DOUBLE, or the promoted integer, which cannot overflow) from the start
         return f"({_numeric_cast(tr, e.this, out)} {op} {_numeric_cast(tr, e.expression, out)})"
     if pa.types.is_decimal128(out):
         a, b = tr.type_of(e.this), tr.type_of(e.expression)

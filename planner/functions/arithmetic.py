@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from planner.expressions import Evaluator, register
 from planner.functions.casts import convert
-from planner.values import Value, broadcast, is_string, is_temporal
+from planner.values import Value, broadcast, decimal_arithmetic_type, is_string, is_temporal, promoted_integer
 
 
 def numeric_operand(v: Value) -> Value:
@@ -34,16 +34,28 @@ def numeric_operand(v: Value) -> Value:
     return convert(v, pa.float64())
 
 
+_OPERATORS = {pc.add: "+", pc.subtract: "-", pc.multiply: "*"}
+
+
 def _apply(fn, a: Value, b: Value) -> Value:  # noqa: ANN001
+    """`a fn b` (+ - *) with Doris's result type: DOUBLE with a float, DECIMALV3's derived type with a decimal
+    (decimal_arithmetic_type), else the wider integer widened one step (promoted_integer; BIGINT wraps)."""
+    raw_a, raw_b = a.type, b.type
+    a, b = numeric_operand(a), numeric_operand(b)
     ta, tb = a.type, b.type
     if pa.types.is_floating(ta) or pa.types.is_floating(tb):
         return fn(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
     if pa.types.is_decimal(ta) or pa.types.is_decimal(tb):
+        op = _OPERATORS[fn]
+        out = decimal_arithmetic_type(op, raw_a if pa.types.is_integer(raw_a) else ta,
+                                      raw_b if pa.types.is_integer(raw_b) else tb)
         try:
-            return fn(a, b)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # precision beyond 38 digits
-            return fn(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
-    return fn(a, b)
+            result = fn(a, b)
+            return result if result.type == out else pc.cast(pc.round(result, out.scale, round_mode="half_towards_infinity") if
+                                                             result.type.scale > out.scale else result, out)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond Arrow's 38 digits: DuckDB's exact sum
+            return _in_duckdb(f'CAST("a" {op} "b" AS DECIMAL({out.precision}, {out.scale}))', a, b, out)
+    return pc.cast(fn(a, b), promoted_integer(raw_a, raw_b), safe=False)
 
 
 def _zero_to_null(b: Value) -> Value:
@@ -65,8 +77,7 @@ def _add(ev: Evaluator, e: exp.Add) -> Value:
         from planner.functions.temporal import add_interval
 
         return add_interval(ev, ev.eval(iv[0]), iv[1], sign=1)
-    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
-    return _apply(pc.add, a, b)
+    return _apply(pc.add, ev.eval(e.this), ev.eval(e.expression))
 
 
 @register(exp.Sub)
@@ -75,14 +86,12 @@ def _sub(ev: Evaluator, e: exp.Sub) -> Value:
         from planner.functions.temporal import add_interval
 
         return add_interval(ev, ev.eval(e.this), e.expression, sign=-1)
-    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
-    return _apply(pc.subtract, a, b)
+    return _apply(pc.subtract, ev.eval(e.this), ev.eval(e.expression))
 
 
 @register(exp.Mul)
 def _mul(ev: Evaluator, e: exp.Mul) -> Value:
-    a, b = numeric_operand(ev.eval(e.this)), numeric_operand(ev.eval(e.expression))
-    return _apply(pc.multiply, a, b)
+    return _apply(pc.multiply, ev.eval(e.this), ev.eval(e.expression))
 
 
 @register(exp.Div)
@@ -97,10 +106,16 @@ def _div(ev: Evaluator, e: exp.Div) -> Value:
 
 def _decimal_divide(ev: Evaluator, a: Value, b: Value) -> Value:
     """Doris's exact decimal quotient, computed by the one SQL text planner/duck uses for it."""
-    from planner.duck.database import cursor
     from planner.duck.expressions import decimal_division
 
     sql, out = decimal_division('"a"', '"b"', a.type, b.type)
+    return _in_duckdb(sql, a, b, out)
+
+
+def _in_duckdb(sql: str, a: Value, b: Value, out: pa.DataType) -> Value:
+    """`sql` over columns "a" and "b" computed by DuckDB: exact decimal arithmetic beyond Arrow's reach."""
+    from planner.duck.database import cursor
+
     if isinstance(a, pa.Scalar) and isinstance(b, pa.Scalar):
         n = 1
     else:

@@ -58,8 +58,14 @@ def _round(ev: Evaluator, e: exp.Round) -> Value:
     if pa.types.is_integer(v.type) and d >= 0:
         return v
     out = pc.round(v, d, round_mode="half_towards_infinity")  # MySQL rounds half away from zero
-    if pa.types.is_decimal(v.type) and 0 <= d < v.type.scale:
-        out = pc.cast(out, pa.decimal128(v.type.precision - v.type.scale + d, d), safe=False)
+    return _decimal_digits(v, out, d)
+
+
+def _decimal_digits(v: Value, out: Value, d: int) -> Value:
+    """round/truncate of a DECIMAL keep max(d, 0) digits after the point (Doris: truncate(123.123, -1) is 120)."""
+    scale = max(d, 0)
+    if pa.types.is_decimal(v.type) and scale < v.type.scale:
+        out = pc.cast(out, pa.decimal128(max(v.type.precision - v.type.scale + scale, 1), scale), safe=False)
     return out
 
 
@@ -70,9 +76,7 @@ def _truncate(ev: Evaluator, e: exp.Trunc) -> Value:
     if pa.types.is_integer(v.type) and d >= 0:
         return v
     out = pc.round(v, d, round_mode="towards_zero")
-    if pa.types.is_decimal(v.type) and 0 <= d < v.type.scale:
-        out = pc.cast(out, pa.decimal128(v.type.precision - v.type.scale + d, d), safe=False)
-    return out
+    return _decimal_digits(v, out, d)
 
 
 @register(exp.Pow)

@@ -8,7 +8,6 @@ the few it lacks (no-padding `%-d`, `%f`) are computed column-wise and joined.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 
 import numpy as np
@@ -44,9 +43,15 @@ def as_temporal(v: Value) -> Value:
     return ts
 
 
-def _local_offset_seconds() -> int:
-    off = dt.datetime.now().astimezone().utcoffset()
-    return int(off.total_seconds()) if off else 0
+def to_epoch_us(ts: Value, zone: str) -> Value:
+    """Local DATETIMEs of the time zone `zone` as microseconds since the epoch."""
+    zoned = pc.assume_timezone(pc.cast(ts, TS), zone, ambiguous="earliest", nonexistent="earliest")
+    return pc.cast(zoned, pa.int64())
+
+
+def from_epoch_us(us: Value, zone: str) -> Value:
+    """Microseconds since the epoch as local DATETIMEs of the time zone `zone`."""
+    return pc.local_timestamp(pc.cast(pc.cast(us, pa.int64()), pa.timestamp("us", zone)))
 
 
 # -- current time ----------------------------------------------------------------------------------
@@ -106,6 +111,8 @@ register(exp.DayOfYear)(_part(pc.day_of_year))
 register(exp.WeekOfYear)(_part(pc.iso_week))
 # MySQL DAYOFWEEK: 1 = Sunday ... 7 = Saturday
 register(exp.DayOfWeek)(_part(pc.day_of_week, count_from_zero=False, week_start=7))
+# MySQL WEEKDAY: 0 = Monday ... 6 = Sunday
+register_name("weekday")(lambda ev, e: pc.cast(pc.day_of_week(as_temporal(ev.args(e)[0])), pa.int32()))
 
 
 def _time_part(fn):  # noqa: ANN001, ANN202
@@ -260,10 +267,14 @@ def _seconds(v: Value) -> Value:
     return pc.cast(v, pa.timestamp("s"), safe=False)
 
 
+_DAY_SUFFIXED = pa.array([""] + [f"{n}{'th' if 11 <= n <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+                                 for n in range(1, 32)])
+
+
 def format_temporal(v: Value, fmt: str) -> Value:
     """strftime with Python directives; no-padding (%-d) and microseconds (%f) computed separately."""
     secs = _seconds(v)
-    if "%-" not in fmt and "%f" not in fmt:
+    if not any(d in fmt for d in ("%-", "%f", "%D", "%v")):
         return pc.strftime(secs, format=fmt)
     parts: list[Value] = []
     pos = 0
@@ -275,6 +286,10 @@ def format_temporal(v: Value, fmt: str) -> Value:
             us = pc.cast(pc.cast(as_timestamp(v), TS), pa.int64())
             parts.append(pc.utf8_lpad(pc.cast(pc.subtract(us, pc.multiply(pc.divide(us, 1_000_000), 1_000_000)),
                                               pa.string()), width=6, padding="0"))
+        elif d == "%D":  # MySQL: the day of the month with its English suffix (7th)
+            parts.append(pc.take(_DAY_SUFFIXED, pc.day(secs)))
+        elif d == "%v":  # MySQL: the week (01..53), Monday first, mode 3 = ISO
+            parts.append(pc.utf8_lpad(pc.cast(pc.iso_week(secs), pa.string()), width=2, padding="0"))
         elif d.startswith("%-"):
             fn = {"d": pc.day, "m": pc.month, "H": pc.hour, "M": pc.minute, "S": pc.second}.get(d[2])
             if d[2] == "I":
@@ -361,14 +376,13 @@ def _unix_timestamp(ev: Evaluator, e: exp.Anonymous) -> Value:
             raise analysis_error("unix_timestamp format must be a constant")
         args = [parse_with_format(args[0], mysql_format(to_string(fmt).as_py()))]
     ts = as_timestamp(args[0]) if args else pa.scalar(ev.ctx.statement_time(), TS)
-    secs = pc.divide(pc.cast(pc.cast(ts, TS), pa.int64()), 1_000_000)
-    return pc.subtract(secs, _local_offset_seconds())
+    return pc.divide(to_epoch_us(ts, ev.ctx.time_zone()), 1_000_000)
 
 
 @register(exp.UnixToTime)
 def _from_unixtime(ev: Evaluator, e: exp.UnixToTime) -> Value:
     n = convert(ev.eval(e.this), pa.int64())
-    local = pc.cast(pc.multiply(pc.add(n, _local_offset_seconds()), 1_000_000), TS)
+    local = from_epoch_us(pc.multiply(n, 1_000_000), ev.ctx.time_zone())
     fmt = _format_arg(ev, e.args.get("format"), "%Y-%m-%d %H:%M:%S")
     if fmt is None:
         return pa.scalar(None, pa.string())
@@ -386,8 +400,12 @@ def _date_trunc(ev: Evaluator, e: exp.Expression) -> Value:
     arrow_unit = _TRUNC_UNITS.get(unit)
     if arrow_unit is None:
         raise analysis_error(f"Unsupported date_trunc unit: {unit}")
-    v = as_timestamp(ev.eval(e.this))
-    return pc.floor_temporal(v, unit=arrow_unit, week_starts_monday=True)
+    value = ev.eval(e.this)
+    v = as_timestamp(value)
+    out = pc.floor_temporal(v, unit=arrow_unit, week_starts_monday=True)
+    # Doris: a DATE stays a DATE (date_trunc(DATE, 'month') prints 2024-01-01)
+    return pc.cast(out, pa.date32()) if pa.types.is_date(value.type) and arrow_unit not in ("hour", "minute",
+                                                                                             "second") else out
 
 
 @register(exp.LastDay)

@@ -9,7 +9,6 @@ datetime64[M]); a TIME value is Doris's text form 'HH:MM:SS' (dorislite has no T
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 
 import numpy as np
@@ -17,9 +16,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from planner.context import ZONE_ALIASES
 from planner.expressions import Evaluator, register, register_name
 from planner.functions.casts import convert, to_string
-from planner.functions.temporal import TS, as_timestamp, shift
+from planner.functions.temporal import TS, as_timestamp, from_epoch_us, shift, to_epoch_us
 from planner.values import Value, is_string, is_temporal
 from sql.errors import analysis_error
 
@@ -363,17 +363,15 @@ def _convert_tz(ev: Evaluator, e: exp.ConvertTimezone) -> Value:
     try:
         src = _zone(source)
         dst = _zone(target)
-        zoned = pc.assume_timezone(v, src, ambiguous="earliest", nonexistent="earliest")
-        return pc.local_timestamp(pc.cast(zoned, pa.timestamp("us", dst)))
+        return from_epoch_us(to_epoch_us(v, src), dst)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return pa.scalar(None, TS) if isinstance(v, pa.Scalar) else pa.nulls(len(v), TS)
 
 
 def _zone(name: str) -> str:
     """Doris's time zone spellings: 'Asia/Shanghai', '+08:00', 'UTC', 'CST' (China)."""
-    aliases = {"CST": "Asia/Shanghai", "UTC": "UTC", "GMT": "UTC", "Z": "UTC"}
     name = name.strip()
-    zone = aliases.get(name.upper(), name)
+    zone = ZONE_ALIASES.get(name.upper(), name)
     if zone[:1] in "+-" and ":" not in zone:
         raise ValueError(name)
     pa.timestamp("us", zone)  # raises for an unknown zone
@@ -384,9 +382,7 @@ def _zone(name: str) -> str:
 @register(exp.UtcTimestamp)
 @register_name("utc_timestamp")
 def _utc_timestamp(ev: Evaluator, e: exp.Expression) -> Value:
-    local = ev.ctx.statement_time()
-    offset = dt.datetime.now().astimezone().utcoffset() or dt.timedelta(0)
-    return pa.scalar(local - offset, TS)
+    return pc.cast(to_epoch_us(pa.scalar(ev.ctx.statement_time(), TS), ev.ctx.time_zone()), TS)
 
 
 # -- whole days --------------------------------------------------------------------------------------

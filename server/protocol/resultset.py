@@ -89,10 +89,31 @@ def text_values(arr: pa.Array, col: WireColumn) -> pa.Array:
         return pc.utf8_slice_codeunits(arr.cast(pa.string()), 0, width).cast(pa.binary())
     if pa.types.is_nested(t):
         return _python_text(arr)
+    if pa.types.is_floating(t):
+        return _float_text(arr)
     try:
         return arr.cast(pa.string()).cast(pa.binary())
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         return _python_text(arr)
+
+
+def _float_text(arr: pa.Array) -> pa.Array:
+    """Doubles as Doris prints them (fmt's shortest round-trip text, as Python's repr: exponent below 1e-4 and
+    from 1e16, no trailing '.0'); NaN as NULL. Arrow's text is the same digits but switches to an exponent
+    on its own rules: those values (few) are formatted again."""
+    arr = pc.if_else(pc.is_nan(arr), pa.scalar(None, arr.type), arr)
+    text = arr.cast(pa.string())
+    magnitude = pc.abs(arr)
+    redo = pc.or_(pc.match_substring(text, "e"), pc.and_(pc.less(magnitude, 1e-4), pc.not_equal(magnitude, 0)))
+    if not pc.any(redo).as_py():
+        return text.cast(pa.binary())
+    idx = pc.indices_nonzero(redo.fill_null(False))
+    single = pa.types.is_float32(arr.type)
+    fixed = [(str(np.float32(v)) if single else repr(v)).removesuffix(".0")
+             for v in pc.take(arr, idx).to_pylist()]
+    mask = np.zeros(len(arr), bool)
+    mask[idx.to_numpy()] = True
+    return pc.replace_with_mask(text, pa.array(mask), pa.array(fixed, pa.string())).cast(pa.binary())
 
 
 def _python_text(arr: pa.Array) -> pa.Array:
