@@ -351,7 +351,10 @@ def _is(ev: Evaluator, e: exp.Is) -> Value:
     if isinstance(target, exp.Null):
         return pc.is_null(v)
     if isinstance(target, exp.Boolean):
-        return pc.fill_null(pc.equal(to_bool(v), bool(target.this)), False)
+        # Doris parses `x IS TRUE` as CAST(x AS BOOLEAN) and `x IS FALSE` as its NOT: NULL stays NULL
+        # ('ab' IS TRUE is NULL, not 0)
+        b = to_bool(v)
+        return b if target.this else pc.invert(b)
     raise analysis_error(f"Unsupported IS operand: {target.sql()}")
 
 

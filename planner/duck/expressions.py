@@ -346,7 +346,7 @@ def _is(tr: ExpressionTranslator, e: exp.Is) -> str:
     if isinstance(e.expression, exp.Null):
         return f"({tr.sql(e.this)} IS NULL)"
     if isinstance(e.expression, exp.Boolean) and _family(tr.type_of(e.this)) == "bool":
-        return f"coalesce(({tr.sql(e.this)}) = {'TRUE' if e.expression.this else 'FALSE'}, FALSE)"
+        return f"({tr.sql(e.this)})" if e.expression.this else f"(NOT ({tr.sql(e.this)}))"
     raise Untranslatable("IS operand")
 
 

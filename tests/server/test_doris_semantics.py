@@ -84,7 +84,9 @@ STRINGS = [
     ("split_part(s, 'l', 0)", None), ("split_part(s, 'l', 9)", None), ("split_part(s, 'l', 2)", ""),
     ("regexp_extract(concat('AbC', 'dE'), '([[:lower:]]+)C([[:lower:]]+)', 2)", "d"),
     ("regexp_extract(s, '(z+)', 1)", ""), ("'a' = upper(b)", "0"), ("s LIKE 'H%'", "0"), ("upper(b) < 'a'", "1"),
-    ("s = concat(s, ' ')", "0"), ("empty IS NULL", "0"),
+    ("s = concat(s, ' ')", "0"), ("empty IS NULL", "0"), ("concat('a', b) IS TRUE", None),
+    ("one_s IS TRUE", "1"), ("one_s IS FALSE", "0"), ("one_s IS NOT TRUE", "0"), ("(i > 5) IS FALSE", "1"),
+    ("NULL IS TRUE", None), ("(i > 0) IS TRUE", "1"),
 ]
 DATES = [
     ("date_format(dt, '%W %M %i %e %D %j %k %r %T %U %u %v %x %w %a %b %c %h %p %s %y')",
