@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from sql.errors import SqlError, analysis_error
 
+MEMORY_POLL_S = 0.05  # how often a running DuckDB query's working memory is compared with exec_mem_limit
 KILLED = "killed"
 TIMEOUT = "timeout"
 MEMORY = "memory"
@@ -26,11 +27,25 @@ def readable_bytes(n: int) -> str:
     return f"{n} B"
 
 
+class _Counter:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.value += n
+
+
+_running = _Counter()  # statements whose DuckDB query is running under a memory watch
+
+
 @dataclass
 class QueryGuard:
     mem_limit: int | None = None  # bytes (exec_mem_limit); None: unbounded
     timeout: float | None = None  # seconds (query_timeout); None or <= 0: none
     started: float = field(default_factory=time.monotonic)
+    peak: int | None = None  # the working memory that ended the statement (exec_mem_limit)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -72,6 +87,7 @@ class QueryGuard:
             return analysis_error(f"Query timeout: the query ran longer than query_timeout ({self.timeout:g} s)",
                                   3024, "HY000")
         if self._reason == MEMORY:
+            used = used if used is not None else self.peak
             got = "" if used is None else f" (at least {readable_bytes(used)})"
             return analysis_error(f"[MEM_LIMIT_EXCEEDED]The query needs more memory{got} than exec_mem_limit "
                                   f"({readable_bytes(self.mem_limit or 0)}): narrow it down or raise the limit",
@@ -79,8 +95,10 @@ class QueryGuard:
         return SqlError("Query execution was interrupted", 1317, "70100")
 
     @contextmanager
-    def interruptible(self, interrupt: Callable[[], None]) -> Iterator[None]:
-        """While the block runs, a cancel (or the timeout) calls `interrupt`."""
+    def interruptible(self, interrupt: Callable[[], None],
+                      memory_in_use: Callable[[], int] | None = None) -> Iterator[None]:
+        """While the block runs, a cancel (or the timeout) calls `interrupt`; with `memory_in_use`, the working
+        memory it reports is polled and more than exec_mem_limit cancels the block too."""
         self.check()
         with self._lock:
             key, self._next = self._next, self._next + 1
@@ -91,11 +109,32 @@ class QueryGuard:
             timer = threading.Timer(max(left, 0.0), self.cancel, args=(TIMEOUT,))
             timer.daemon = True
             timer.start()
+        done = threading.Event()
+        watched = memory_in_use is not None and self.mem_limit is not None
+        if watched:
+            _running.add(1)
+            threading.Thread(target=self._watch_memory, args=(memory_in_use, done), daemon=True,
+                             name="mem-limit").start()
         try:
             yield
         finally:
+            done.set()
+            if watched:
+                _running.add(-1)
             if timer is not None:
                 timer.cancel()
             with self._lock:
                 self._interrupts.pop(key, None)
         self.check()
+
+    def _watch_memory(self, memory_in_use: Callable[[], int], done: threading.Event) -> None:
+        while not done.wait(MEMORY_POLL_S):
+            try:
+                # the database's memory is shared: each running statement is charged an equal part of it
+                used = memory_in_use() // max(1, _running.value)
+            except Exception:  # noqa: BLE001 - the statement is finishing; nothing to watch
+                return
+            if self.mem_limit is not None and used > self.mem_limit:
+                self.peak = used
+                self.cancel(MEMORY)
+                return

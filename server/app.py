@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from planner.duck.database import use_spill_directory
 from server.auth import UserStore
 from server.config import Config
 from server.http_api import CompactionApi, HttpApiServer
@@ -23,6 +24,7 @@ class DorisLite:
         self.root = Path(config.get("meta_dir", "data")).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.engine = StorageEngine(self.root, config.be)
+        use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.users = UserStore(self.root / "users.json")
         root_password = config.get("root_password", "")
         if root_password and not self.users.has_password_file():

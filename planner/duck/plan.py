@@ -24,7 +24,7 @@ import pyarrow as pa
 from planner.bind.bind_window import window_type
 from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext
-from planner.duck.database import cursor
+from planner.duck.database import cursor, memory_in_use
 from planner.duck.expressions import (
     ArrowFunction,
     ExpressionTranslator,
@@ -82,7 +82,7 @@ class DuckRegion(PhysicalOperator):
                 cur.register(name, pa.table({"v": values}))
             batches: list[pa.RecordBatch] = []
             try:
-                with guard.interruptible(cur.interrupt):
+                with guard.interruptible(cur.interrupt, memory_in_use):
                     reader = cur.sql(self.sql).to_arrow_reader(RESULT_BATCH_ROWS)
                     used = 0
                     for batch in reader:  # the result is bounded as it arrives, not once it is whole
@@ -92,14 +92,14 @@ class DuckRegion(PhysicalOperator):
                     schema = reader.schema
             except duckdb.InterruptException:
                 raise guard.error() from None
+            except duckdb.OutOfMemoryException as e:
+                guard.cancel(MEMORY)
+                raise guard.error() from e
             except duckdb.Error:
                 raised = [e for _, f in self.functions for e in f.errors]
                 if raised:  # the evaluator's own error (Doris's message), not DuckDB's wrapper of it
                     raise raised[0] from None
                 raise
-            except duckdb.OutOfMemoryException as e:
-                guard.cancel(MEMORY)
-                raise guard.error() from e
         return conform(pa.Table.from_batches(batches, schema=schema), self.schema)
 
 

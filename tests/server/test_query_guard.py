@@ -42,6 +42,20 @@ def test_a_huge_result_is_an_error_not_a_dead_server(server: ServerProcess, cur,
     assert server.proc.poll() is None
 
 
+def test_working_memory_beyond_exec_mem_limit_ends_the_query(server: ServerProcess, cur, big) -> None:
+    """A small result whose hash table grows without bound (10^8 groups): DuckDB's working memory is watched
+    while it runs, not only what the result holds."""
+    cur.execute("SET exec_mem_limit = 67108864")  # 64 MB
+    started = time.monotonic()
+    with pytest.raises(pymysql.err.OperationalError) as e:
+        cur.execute("SELECT a.v, b.v, count(*) FROM big a, big b GROUP BY a.v, b.v ORDER BY 3 DESC LIMIT 1")
+    assert e.value.args[0] == 1105 and "[MEM_LIMIT_EXCEEDED]" in e.value.args[1], e.value.args
+    assert time.monotonic() - started < 60
+    cur.execute("SET exec_mem_limit = 2147483648")
+    cur.execute("SELECT count(*) FROM big a JOIN small c ON a.k = c.k")
+    assert cur.fetchone() == (100,) and server.proc.poll() is None
+
+
 def test_query_timeout_interrupts_a_running_query(cur, big) -> None:
     cur.execute("SET query_timeout = 1")
     started = time.monotonic()
