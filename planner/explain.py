@@ -9,10 +9,12 @@ Levels: plain and VERBOSE print the fragment (VERBOSE adds `tuple ids` and the `
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from planner.bind.subquery import SubqueryExpr
 from planner.context import QueryContext
 from planner.logical import (
     LogicalAggregate,
@@ -50,8 +52,22 @@ class _Node:
     scans: list[LogicalScan] = field(default_factory=list)  # for the VERBOSE Tuples section
 
 
+# the correlated subqueries met while printing one EXPLAIN (they are printed after the main plan)
+_SUBQUERIES: ContextVar[list[SubqueryExpr] | None] = ContextVar("explain_subqueries", default=None)
+
+
 def _sql(e: exp.Expression) -> str:
-    return doris_sql(e)
+    return doris_sql(e, subquery=_subquery_name)
+
+
+def _subquery_name(node: SubqueryExpr) -> str:
+    found = _SUBQUERIES.get()
+    if found is None:
+        return "(subquery)"
+    if not any(s.plan is node.plan for s in found):
+        found.append(node)
+    number = next(i for i, s in enumerate(found) if s.plan is node.plan) + 1
+    return f"(correlated subquery {number})"
 
 
 def _partition_text(source: OlapTableSource) -> str:
@@ -245,13 +261,31 @@ def explain_query(query: exp.Expression, ctx: QueryContext, level: str | None = 
     if level in PLAN_LEVELS:
         return [f"========== {level} ==========", *explain_tree(bound.plan).splitlines()]
     verbose = level == "VERBOSE"
-    root = _build(bound.plan)
-    _number(root, [0])
-    lines = ["PLAN FRAGMENT 0", "  OUTPUT EXPRS:"]
-    lines += [f"    {slot_text(i, {i: n})}" for i, n in zip(bound.plan.output, bound.names, strict=True)]
-    lines += ["  PARTITION: UNPARTITIONED", "", "  HAS_COLO_PLAN_NODE: false", "",
-              "  VRESULT SINK", "     MYSQL_PROTOCAL", ""]
-    _render(root, lines, "  ", "  ", verbose)
+    subqueries: list[SubqueryExpr] = []
+    token = _SUBQUERIES.set(subqueries)
+    try:
+        root = _build(bound.plan)
+        counter = [0]
+        _number(root, counter)
+        lines = ["PLAN FRAGMENT 0", "  OUTPUT EXPRS:"]
+        lines += [f"    {slot_text(i, {i: n})}" for i, n in zip(bound.plan.output, bound.names, strict=True)]
+        lines += ["  PARTITION: UNPARTITIONED", "", "  HAS_COLO_PLAN_NODE: false", "",
+                  "  VRESULT SINK", "     MYSQL_PROTOCAL", ""]
+        _render(root, lines, "  ", "  ", verbose)
+        roots = [root]
+        done = 0
+        while done < len(subqueries):  # a subquery's plan may hold correlated subqueries of its own
+            node = subqueries[done]
+            done += 1
+            sub = _build(node.plan)
+            _number(sub, counter)
+            kind = {"exists": "EXISTS", "in": "IN"}.get(node.kind, "SCALAR")
+            lines += ["", f"CORRELATED SUBQUERY {done} ({kind}, evaluated per row of its enclosing operator):"]
+            _render(sub, lines, "  ", "  ", verbose)
+            roots.append(sub)
+    finally:
+        _SUBQUERIES.reset(token)
     if verbose:
-        lines += _tuples(root)
+        for r in roots:
+            lines += _tuples(r)
     return lines

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 from sqlglot import exp
 
+from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.expressions import ArrowConst
 from planner.logical import (
     LogicalAggregate,
@@ -153,13 +154,21 @@ def slot_text(cid: str, names: Mapping[str, str] | None = None, with_ids: bool =
     return f"{name}[#{m.group(2)}]"
 
 
-def doris_sql(e: exp.Expression, names: Mapping[str, str] | None = None, with_ids: bool = True) -> str:
+def doris_sql(e: exp.Expression, names: Mapping[str, str] | None = None, with_ids: bool = True,
+              subquery: Callable[[SubqueryExpr], str] | None = None) -> str:
     """Render a bound expression as Doris's Expr.toSql does: comparisons and arithmetic parenthesized,
-    functions lower-case, slots named (with `[#id]` in EXPLAIN, without in PREAGGREGATION reasons)."""
+    functions lower-case, slots named (with `[#id]` in EXPLAIN, without in PREAGGREGATION reasons);
+    `subquery` names a correlated subquery's plan (EXPLAIN prints it apart)."""
 
     def r(x: exp.Expression) -> str:
         if isinstance(x, exp.Column):
             return slot_text(x.name, names, with_ids)
+        if isinstance(x, OuterColumn):
+            return slot_text(x.id, names, with_ids)
+        if isinstance(x, SubqueryExpr):
+            text = subquery(x) if subquery is not None else "(subquery)"
+            return {"exists": f"EXISTS {text}", "in": f"{r(x.this) if x.this is not None else ''} IN {text}"
+                    }.get(x.kind, text)
         if isinstance(x, exp.Paren):
             return r(x.this)
         op = _BINARY.get(type(x))

@@ -90,3 +90,17 @@ def test_explain_levels(cur) -> None:  # noqa: ANN001
     with pytest.raises(pymysql.err.MySQLError) as info:
         cur.execute("EXPLAIN GRAPH SELECT k FROM t")
     assert "EXPLAIN GRAPH is not supported" in str(info.value)
+
+
+def test_explain_prints_correlated_subqueries_apart(sales) -> None:  # noqa: ANN001
+    text = explain(sales, "EXPLAIN SELECT k1, (SELECT max(top) FROM sales s2 WHERE s2.k2 = s.k2) FROM sales s "
+                          "WHERE EXISTS (SELECT 1 FROM sales s3 WHERE s3.k1 = s.k1 AND s3.rev > s.cost) "
+                          "AND k2 IN (SELECT k2 FROM sales s4 WHERE s4.k1 = s.k1 + 1)")
+    assert "EXISTS (correlated subquery 1)" in text and " IN (correlated subquery 2)" in text
+    assert "(correlated subquery 3)" in text
+    for n, kind in ((1, "EXISTS"), (2, "IN"), (3, "SCALAR")):
+        assert f"CORRELATED SUBQUERY {n} ({kind}, evaluated per row of its enclosing operator):" in text
+    assert text.count("VOlapScanNode") == 4 and "output: max(top" in text
+    verbose = explain(sales, "EXPLAIN VERBOSE SELECT k1 FROM sales s WHERE EXISTS "
+                             "(SELECT 1 FROM sales s3 WHERE s3.k1 = s.k1 AND s3.rev > s.cost)")
+    assert verbose.count("TupleDescriptor{") == 2
