@@ -74,6 +74,12 @@ def drop_exact_filters(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
             return replace(p, input=scan, exprs=exprs) if exprs else scan
         kids = [visit(c) for c in p.children()]
         if kids and any(k is not c for k, c in zip(kids, p.children(), strict=True)):
+            if isinstance(p, LogicalProject):
+                # a column the narrowed scan no longer reads was dead above it (count(*)'s placeholder
+                # column over a Filter that keeps a conjunct): so are the expressions reading it
+                have = set(kids[0].output)
+                exprs = tuple((i, e) for i, e in p.exprs if referenced_ids(e) <= have)
+                return replace(p, input=kids[0], exprs=exprs) if exprs else kids[0]
             return with_children(p, kids)
         return p
 
