@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from planner.functions.casts import to_string
-from planner.values import Value
+from planner.values import Value, broadcast
 
 
 def per_distinct(v: Value, fn: Callable[[Any], Any], out_type: pa.DataType) -> Value:
@@ -66,3 +66,57 @@ def with_data(arr: pa.Array, data: np.ndarray) -> pa.Array:
 def like_input(v: Value, out: pa.Array) -> Value:
     """out back as a scalar when v was one."""
     return out[0] if isinstance(v, pa.Scalar) else out
+
+
+# distinct parameter tuples above which a kernel call per tuple (~0.1 ms each: a LIKE pattern's compilation)
+# costs more than a plain Python call per row
+PER_ROW_ABOVE = 256
+
+
+def by_distinct(parameters: list[Value], run: Callable[[np.ndarray | None, list[pa.Scalar]], Value],
+                out_type: pa.DataType, per_row: Callable[[], Value] | None = None) -> Value:
+    """A kernel whose parameters Arrow takes only as scalars (a LIKE pattern, a delimiter, a part index), over
+    parameters that are columns: the rows are grouped by their distinct parameter tuple (a stable numpy sort of
+    the dictionary codes) and `run(rows, scalars)` computes each group with the group's parameters as scalars,
+    once per distinct tuple rather than once per row. `rows` is None when every parameter is a scalar.
+    `per_row` computes the whole column in one Python pass: taken when nearly every row has a parameter of its
+    own (PER_ROW_ABOVE distinct tuples and more than one in 16 rows)."""
+    if all(isinstance(p, pa.Scalar) for p in parameters):
+        return run(None, list(parameters))
+    arrays = [p.combine_chunks() if isinstance(p, pa.ChunkedArray) else p for p in parameters
+              if not isinstance(p, pa.Scalar)]
+    n = len(arrays[0])
+    code = np.zeros(n, np.int64)
+    for a in arrays:
+        if pa.types.is_null(a.type):
+            continue
+        encoded = pc.dictionary_encode(a, null_encoding="encode")
+        part = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        _, code = np.unique(code * (len(encoded.dictionary) + 1) + part, return_inverse=True)
+        code = code.astype(np.int64).reshape(-1)
+    distinct = int(code.max()) + 1 if n else 0
+    if per_row is not None and distinct > PER_ROW_ABOVE and distinct * 16 > n:
+        out = per_row()
+        return out.cast(out_type) if out.type != out_type else out
+    order = np.argsort(code, kind="stable")
+    starts = np.flatnonzero(np.r_[True, code[order][1:] != code[order][:-1]]) if n else np.zeros(0, np.int64)
+    ends = np.r_[starts[1:], n]
+    pieces = []
+    for start, end in zip(starts, ends, strict=True):
+        rows = order[start:end]
+        scalars = [p if isinstance(p, pa.Scalar) else p[int(rows[0])] for p in parameters]
+        piece = run(rows, scalars)
+        piece = broadcast(piece, len(rows))
+        pieces.append(piece.cast(out_type) if piece.type != out_type else piece)
+    if not pieces:
+        return pa.array([], out_type)
+    inverse = np.empty(n, np.int64)
+    inverse[order] = np.arange(n)
+    return pa.concat_arrays(pieces).take(pa.array(inverse))
+
+
+def rows_of(v: Value, rows: np.ndarray | None) -> Value:
+    """v's values at `rows` (v itself when it is a scalar or rows is None)."""
+    if rows is None or isinstance(v, pa.Scalar):
+        return v
+    return v.take(pa.array(rows, pa.int64()))

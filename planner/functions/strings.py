@@ -3,12 +3,15 @@ substring, left/right, trim, replace, locate/instr, lpad/rpad, reverse, repeat."
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from planner.expressions import Evaluator, register, register_name
+from planner.functions import patterns as _patterns  # noqa: F401 - LIKE / REGEXP with a column pattern
 from planner.functions.casts import convert, to_string
+from planner.functions.columnwise import by_distinct, rows_of
 from planner.values import Value
 from sql.errors import analysis_error
 
@@ -197,18 +200,31 @@ def _replace(ev: Evaluator, e: exp.Replace) -> Value:
 @register(exp.StrPosition)
 def _locate(ev: Evaluator, e: exp.StrPosition) -> Value:
     v = _str(ev.eval(e.this))
-    sub = ev.eval(e.args["substr"])
-    if not isinstance(sub, pa.Scalar):
-        raise analysis_error("LOCATE substring must be a constant")
-    if not sub.is_valid:
-        return pa.scalar(None, pa.int64())
-    pattern = to_string(sub).as_py()
-    start = _const_int(ev, e.args.get("position"), "locate position") or 1
+    sub = _str(ev.eval(e.args["substr"]))
+    position = e.args.get("position")
+    start = ev.eval(position) if position is not None else pa.scalar(1, pa.int64())
+
+    def run(rows: np.ndarray | None, scalars: list[pa.Scalar]) -> Value:
+        pattern, begin = scalars
+        text = rows_of(v, rows)
+        if not pattern.is_valid or not begin.is_valid:
+            return pa.scalar(None, pa.int64())
+        return _locate_in(text, pattern.as_py(), convert(begin, pa.int64()).as_py())
+
+    # a column substring or start: once per distinct (substring, start), not per row
+    return by_distinct([sub, start], run, pa.int64())
+
+
+def _locate_in(v: Value, pattern: str, start: int) -> Value:
     if start > 1:
         tail = pc.utf8_slice_codeunits(v, start - 1)
         found = pc.find_substring(tail, pattern=pattern)
         found = _bytes_to_chars(tail, found)
-        return pc.if_else(pc.less(found, 0), 0, pc.add(found, start))
+        found = pc.if_else(pc.less(found, 0), 0, pc.add(found, start))
+        # Doris: a start past the last character finds nothing, not even ''
+        return pc.cast(pc.if_else(pc.less(pc.utf8_length(v), start), 0, found), pa.int64())
+    if start < 1:  # Doris: a start before the first character finds nothing
+        return pc.if_else(pc.is_valid(v), pa.scalar(0, pa.int64()), pa.scalar(None, pa.int64()))
     found = _bytes_to_chars(v, pc.find_substring(v, pattern=pattern))
     return pc.cast(pc.add(found, 1), pa.int64())
 

@@ -19,10 +19,12 @@ from sqlglot import exp
 from planner.expressions import Evaluator, register, register_name
 from planner.functions.casts import convert, to_string
 from planner.functions.columnwise import (
+    by_distinct,
     byte_layout,
     like_input,
     per_distinct,
     position_in_row,
+    rows_of,
     string_array,
     with_data,
 )
@@ -141,11 +143,15 @@ def _strright(ev: Evaluator, e: exp.Expression) -> Value:
 
 def _affix(ev: Evaluator, e: exp.Expression, name: str, fn) -> Value:  # noqa: ANN001
     v, affix = _text(ev.eval(e.this)), _text(ev.eval(e.expression))
-    if not isinstance(affix, pa.Scalar):
-        raise analysis_error(f"{name}: the second argument must be a constant")
-    if not affix.is_valid:
-        return _nulls_like(v, pa.bool_())
-    return fn(v, pattern=affix.as_py())
+
+    def run(rows: np.ndarray | None, scalars: list[pa.Scalar]) -> Value:
+        (pattern,) = scalars
+        text = rows_of(v, rows)
+        if not pattern.is_valid:
+            return _nulls_like(text, pa.bool_())
+        return fn(text, pattern=pattern.as_py())
+
+    return by_distinct([affix], run, pa.bool_())  # a column affix: once per distinct affix
 
 
 register(exp.StartsWith)(lambda ev, e: _affix(ev, e, "starts_with", pc.starts_with))
@@ -181,23 +187,40 @@ def _nth_part(v: Value, delimiter: str, k: int) -> Value:
 @register(exp.SplitPart)
 def _split_part(ev: Evaluator, e: exp.SplitPart) -> Value:
     v = _text(ev.eval(e.this))
-    delimiter = _const_text(ev, e.args["delimiter"], "split_part delimiter")
-    k = _const_int(ev, e.args["part_index"], "split_part index")
-    if delimiter is None or k is None or k == 0 or delimiter == "":
-        return _nulls_like(v)
-    if k > 0:
-        return _nth_part(v, delimiter, k)
-    # a negative index counts from the right, matching the delimiter from the right too
-    return pc.utf8_reverse(_nth_part(pc.utf8_reverse(v), delimiter[::-1], -k))
+    delimiter = _text(ev.eval(e.args["delimiter"]))
+    index = ev.eval(e.args["part_index"])
+
+    def run(rows: np.ndarray | None, scalars: list[pa.Scalar]) -> Value:
+        text = rows_of(v, rows)
+        d, k = scalars[0].as_py(), convert(scalars[1], pa.int64()).as_py()
+        if d is None or k is None or k == 0 or d == "":
+            return _nulls_like(text)
+        if k > 0:
+            return _nth_part(text, d, k)
+        # a negative index counts from the right, matching the delimiter from the right too
+        return pc.utf8_reverse(_nth_part(pc.utf8_reverse(text), d[::-1], -k))
+
+    return by_distinct([delimiter, index], run, pa.string())  # column arguments: once per distinct pair
 
 
 @register(exp.SubstringIndex)
 def _substring_index(ev: Evaluator, e: exp.SubstringIndex) -> Value:
     v = _text(ev.eval(e.this))
-    delimiter = _const_text(ev, e.args["delimiter"], "substring_index delimiter")
-    count = _const_int(ev, e.args["count"], "substring_index count")
-    if delimiter is None or count is None:
-        return _nulls_like(v)
+    delimiter = _text(ev.eval(e.args["delimiter"]))
+    count = ev.eval(e.args["count"])
+
+    def run(rows: np.ndarray | None, scalars: list[pa.Scalar]) -> Value:
+        text = rows_of(v, rows)
+        d, n = scalars[0].as_py(), convert(scalars[1], pa.int64()).as_py()
+        if d is None or n is None:
+            return _nulls_like(text)
+        return _first_parts(text, d, n)
+
+    return by_distinct([delimiter, count], run, pa.string())
+
+
+def _first_parts(v: Value, delimiter: str, count: int) -> Value:
+    """substring_index: the text before the count-th delimiter (from the right when count < 0)."""
     if count == 0 or delimiter == "":
         return pc.if_else(pc.is_valid(v), "", NULL_TEXT)
     if count > 0:

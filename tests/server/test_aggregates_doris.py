@@ -119,3 +119,57 @@ def test_group_concat_with_rollup(cur, agg_table) -> None:
     # grouping sets run in DuckDB: string_agg with the ORDER BY
     cur.execute("SELECT g, group_concat(s, '' ORDER BY id DESC) FROM t GROUP BY ROLLUP(g) ORDER BY g")
     assert cur.fetchall() == ((None, "yzacab"), (1, "acab"), (2, "yz"), (3, None))
+
+
+# -- functions with column-valued arguments (they said "must be a constant") ---------------------------------
+
+COLUMN_ARGUMENTS = [
+    # (select expression over t, expected per id 1..8)
+    ("locate(s, concat('xx', p, s))", [3, 4, None, 3, 3, 3, 4, None]),
+    ("locate(s, 'abcabc', n)", [2, 1, None, None, 0, 0, 0, None]),
+    ("instr(concat(p, s, p), s)", [1, 2, None, 1, 1, 1, 2, None]),
+    ("starts_with(concat(s, 'x'), s)", [1, 1, None, 1, 1, 1, 1, None]),
+    ("starts_with(p, s)", [1, 0, None, 1, 1, 1, 0, None]),
+    ("ends_with(concat('q', s), p)", [1, 0, None, 1, 1, 1, 0, None]),
+    ("split_part('a,b,c,d,e,f,g', ',', n)", ["b", "a", "c", None, "e", "g", "g", None]),
+    ("split_part('a,b,c', ',', id - 4)", ["a", "b", "c", None, "a", "b", "c", None]),
+    ("split_part(concat('1', s, '2', s, '3'), s, 2)", ["2", "2", None, "2", "2", "2", "2", None]),
+    ("substring_index('a.b.c.d.e.f.g', '.', n)", ["a.b", "a", "a.b.c", None, "a.b.c.d.e", "a.b.c.d.e.f.g",
+                                                  "a.b.c.d.e.f.g", None]),
+    ("substring_index('a.b.c', '.', id - 4)", ["a.b.c", "b.c", "c", "", "a", "a.b", "a.b.c", "a.b.c"]),
+    ("s LIKE concat(p, '%')", [1, 0, None, 1, 1, 1, 0, None]),
+    ("s NOT LIKE concat('%', p)", [0, 1, None, 0, 0, 0, 1, None]),
+    ("concat(s, 'Z') LIKE concat(upper(p), '%')", [0, 0, None, 0, 0, 0, 0, None]),
+    ("concat(s, 'zz') REGEXP concat('^', p)", [1, 0, None, 1, 1, 1, 0, None]),
+]
+
+
+@pytest.mark.parametrize(("expr", "expected"), COLUMN_ARGUMENTS)
+def test_column_arguments(cur, agg_table, expr: str, expected: list) -> None:
+    cur.execute(f"SELECT id, {expr} FROM t ORDER BY id")
+    scan = list(cur.fetchall())
+    cur.execute(f"SELECT t.id, {expr.replace('(s', '(t.s')} FROM t JOIN one ON t.id >= one.j ORDER BY t.id")
+    joined = list(cur.fetchall())
+    assert [r[1] for r in scan] == expected
+    assert joined == scan
+
+
+def test_column_pattern_in_where(cur, agg_table) -> None:
+    assert both(cur, "count(*)", "WHERE s LIKE concat(p, '%')") == [(4,)]
+    assert both(cur, "group_concat(s ORDER BY id)", "WHERE locate(s, p) > 0") == [("b,c,a,z",)]
+
+
+def test_column_pattern_many_distinct(cur, agg_table) -> None:
+    # nearly a pattern per row: matched row by row in Python, not one kernel call per pattern
+    values = ", ".join(f"({100 + i}, 5, 'v{i:04d}x', 0, 0, '{p}')" for i in range(600) for p in
+                       [("v%" if i % 3 == 0 else f"%{i:04d}_" if i % 3 == 1 else f"v{i:04d}")])
+    cur.execute(f"INSERT INTO t VALUES {values}")
+    assert both(cur, "count(*)", "WHERE g = 5 AND s LIKE p") == [(400,)]
+    assert both(cur, "count(*)", "WHERE g = 5 AND s NOT LIKE p") == [(200,)]
+    assert both(cur, "count(*)", "WHERE g = 5 AND locate(substring(p, 2), s) > 0") == [(200,)]
+
+
+def test_count_star_with_a_pushed_and_a_kept_conjunct(cur, agg_table) -> None:
+    # the scan evaluates g = 1 and stops reading the columns only it used; count(*)'s placeholder column went too
+    assert both(cur, "count(*)", "WHERE g = 1 AND s = p") == [(3,)]
+    assert both(cur, "count(*)", "WHERE g = 1 AND s LIKE p") == [(3,)]
