@@ -69,6 +69,19 @@ class ArrowConst(exp.Expression):
     def value(self) -> pa.Scalar | pa.Array:
         return self.args["this"]
 
+    # an Arrow array is unhashable: the same value object is the same constant. sqlglot hashes a tree
+    # itself, reading each node's `_hash` (None: compute it from the args), so that is where it is given
+    @property
+    def _hash(self) -> int:
+        return hash((ArrowConst, id(self.args["this"])))
+
+    @_hash.setter
+    def _hash(self, value: int | None) -> None:
+        pass
+
+    def __hash__(self) -> int:
+        return self._hash
+
 
 def const_node(v: pa.Scalar | pa.Array) -> ArrowConst:
     node = ArrowConst()
@@ -267,6 +280,12 @@ def comparable(a: Value, b: Value) -> tuple[Value, Value]:
     if is_numeric(ta) and is_numeric(tb):
         if pa.types.is_boolean(ta) != pa.types.is_boolean(tb):
             return convert(a, pa.int64()), convert(b, pa.int64())
+        if pa.types.is_decimal(ta) and pa.types.is_decimal(tb) and ta != tb:
+            # exact: both in one type wide enough for either's digits (beyond 38 digits, DECIMAL256)
+            scale = max(ta.scale, tb.scale)
+            precision = max(ta.precision - ta.scale, tb.precision - tb.scale) + scale
+            t = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+            return pc.cast(a, t), pc.cast(b, t)
         return a, b
     if ta == tb:
         return a, b

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Hashable
 from dataclasses import replace
 
@@ -15,6 +16,8 @@ from planner.plan_cache import PlanCache, execution_sources
 from planner.rewrite import rewrite
 from planner.sources import ArrowTableSource  # noqa: F401  (re-exported API)
 from sql.errors import SqlError, analysis_error
+
+log = logging.getLogger("dorislite.query")
 
 
 def plan_query(expression: exp.Expression, ctx: QueryContext, ctes: dict | None = None) -> BoundQuery:
@@ -78,6 +81,7 @@ class _errors:
             raise analysis_error(f"Unsupported expression types: {_first_line(e)}") from e
         if hasattr(e, "code") and hasattr(e, "message"):
             return False
+        log.error("unexpected error in a query", exc_info=e)  # the whole traceback for the server log
         raise analysis_error(f"Unexpected error: {type(e).__name__}: {_first_line(e)}") from e
 
 

@@ -277,7 +277,8 @@ class SelectBinder:
         for o, written in zip(order.expressions if order is not None else [], order_exprs, strict=True):
             cid = self._order_column(written, items, outputs, bind_post)
             if cid is None:
-                bound = windows.resolve(bind_post(written))
+                # a select-list alias inside an ORDER BY expression, where no FROM column has its name
+                bound = windows.resolve(bind_post(self._substitute_aliases(written, items, scope, unresolved=True)))
                 cid = next((i for i, b in outputs + hidden if b == bound), None)
                 if cid is None:
                     if sel.args.get("distinct"):
@@ -355,6 +356,8 @@ class SelectBinder:
                 items.extend(self._star_items(e.this, scope.star(e.table), scope))
             else:
                 alias = e.alias if isinstance(e, exp.Alias) else None
+                if alias is None and isinstance(e, exp.Paren) and isinstance(e.unnest(), exp.Column):
+                    e = e.unnest()  # `SELECT DISTINCT(x)`: the column x, named x
                 items.append(SelectItem(output_name(e), e.unalias() if alias else e, None, alias))
         return items
 
@@ -406,10 +409,14 @@ class SelectBinder:
             raise analysis_error(f"GROUP BY expression must not contain aggregate functions: {item.name}")
         return binder.bind(item.expr)
 
-    def _substitute_aliases(self, e: exp.Expression, items: list[SelectItem], scope: Scope) -> exp.Expression:
-        """HAVING may name select-list aliases (MySQL resolves them before FROM columns)."""
+    def _substitute_aliases(self, e: exp.Expression, items: list[SelectItem], scope: Scope,
+                            unresolved: bool = False) -> exp.Expression:
+        """HAVING may name select-list aliases (MySQL resolves them before FROM columns); with `unresolved`,
+        only names no FROM column has (an ORDER BY expression)."""
 
         def fn(node: exp.Expression) -> exp.Expression:
+            if unresolved and (not isinstance(node, exp.Column) or node.table or scope.resolve(node.name) is not None):
+                return node
             item = self._alias_item(node, items)
             if item is not None and item.expr is not None:
                 return item.expr.copy()
@@ -428,6 +435,12 @@ class SelectBinder:
             for item, (cid, _) in zip(items, outputs, strict=True):
                 if item.alias is not None and item.alias.lower() == e.name.lower():
                     return cid
+            # an unaliased select-list column of that name (`SELECT s.item_id ... ORDER BY item_id` with
+            # item_id in several FROM tables): the select list answers first, as in MySQL
+            named = [cid for item, (cid, _) in zip(items, outputs, strict=True)
+                     if item.alias is None and isinstance(item.expr, exp.Column) and item.name.lower() == e.name.lower()]
+            if len(named) == 1:
+                return named[0]
         return None
 
     # -- FROM ------------------------------------------------------------------------------------------

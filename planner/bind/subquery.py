@@ -50,6 +50,20 @@ class SubqueryExpr(exp.Expression):
     def plan(self) -> LogicalPlan:
         return self.args["plan"]
 
+    # the plan is compared by identity: sqlglot hashes a tree itself, reading each node's `_hash`
+    @property
+    def _hash(self) -> int:
+        args = self.args  # read while sqlglot builds the node too, before kind and plan are set
+        return hash((SubqueryExpr, args.get("kind"), id(args.get("plan")), args.get("this"),
+                     tuple(args.get("refs") or ())))
+
+    @_hash.setter
+    def _hash(self, value: int | None) -> None:
+        pass
+
+    def __hash__(self) -> int:
+        return self._hash
+
 
 def subquery_expr(kind: str, plan: LogicalPlan, refs: list[str], this: exp.Expression | None = None
                   ) -> SubqueryExpr:

@@ -6,6 +6,8 @@ allow it (else DOUBLE); `/` on integers gives DOUBLE; division or modulo by zero
 
 from __future__ import annotations
 
+import decimal
+
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -59,7 +61,8 @@ def _apply(fn, a: Value, b: Value) -> Value:  # noqa: ANN001
 
 
 def _zero_to_null(b: Value) -> Value:
-    return pc.if_else(pc.equal(b, pc.cast(pa.scalar(0), b.type)), pa.scalar(None, b.type), b)
+    zero = pa.scalar(decimal.Decimal(0), b.type) if pa.types.is_decimal(b.type) else pc.cast(pa.scalar(0), b.type)
+    return pc.if_else(pc.equal(b, zero), pa.scalar(None, b.type), b)
 
 
 def _interval_side(e: exp.Binary) -> tuple[exp.Expression, exp.Interval] | None:
@@ -100,8 +103,7 @@ def _div(ev: Evaluator, e: exp.Div) -> Value:
     if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
         if not (pa.types.is_floating(a.type) or pa.types.is_floating(b.type)):
             return _decimal_divide(ev, a, b)
-    b = _zero_to_null(b)
-    return pc.divide(pc.cast(a, pa.float64()), pc.cast(b, pa.float64()))
+    return pc.divide(pc.cast(a, pa.float64()), _zero_to_null(pc.cast(b, pa.float64())))
 
 
 def _decimal_divide(ev: Evaluator, a: Value, b: Value) -> Value:
