@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource  # noqa: F401  (re-exported API)
+from planner.functions.bitmaps import is_object
 from planner.physical.plan import to_physical
 from planner.plan_cache import PlanCache, execution_sources
 from planner.rewrite import rewrite
@@ -34,6 +35,8 @@ def _run(expression: exp.Expression, ctx: QueryContext, ctes: dict | None) -> pa
 
 def _result(table: pa.Table, bound: BoundQuery) -> pa.Table:
     cols = [table.column(i) for i in bound.plan.output]
+    # a BITMAP / HLL value prints as NULL, as Doris sends it (bitmap_to_string / hll_cardinality show one)
+    cols = [pa.nulls(len(c), pa.string()) if is_object(c.type) else c for c in cols]
     return pa.Table.from_arrays(cols, names=bound.names)
 
 

@@ -58,6 +58,13 @@ class DorisLiteParser(DorisParser):
         "COVAR": lambda args: exp.CovarPop(this=seq_get(args, 0), expression=seq_get(args, 1)),
         "PERCENTILE": lambda args: exp.Quantile(this=seq_get(args, 0), quantile=seq_get(args, 1)),
         "PERCENTILE_APPROX": lambda args: exp.ApproxQuantile(this=seq_get(args, 0), quantile=seq_get(args, 1)),
+        "BITMAP_UNION": lambda args: dx.BitmapUnion(this=seq_get(args, 0)),
+        "BITMAP_UNION_COUNT": lambda args: dx.BitmapUnionCount(this=seq_get(args, 0)),
+        "BITMAP_UNION_INT": lambda args: dx.BitmapUnionInt(this=seq_get(args, 0)),
+        "HLL_UNION": lambda args: dx.HllUnion(this=seq_get(args, 0)),
+        "HLL_RAW_AGG": lambda args: dx.HllUnion(this=seq_get(args, 0)),
+        "HLL_UNION_AGG": lambda args: dx.HllUnionAgg(this=seq_get(args, 0)),
+        "NDV": lambda args: dx.Ndv(this=seq_get(args, 0)),
     }
 
     CONSTRAINT_PARSERS = {

@@ -160,3 +160,30 @@ class ModifyPartition(exp.Expression):
     (empty for `(*)`), properties the Property(k, v) list."""
 
     arg_types = {"expressions": False, "all": False, "properties": True, "temporary": False}
+
+
+# -- Doris's BITMAP / HLL aggregates (and ndv): aggregate nodes, so the binder finds them as it finds sum ---------
+
+
+class BitmapUnion(exp.Expression, exp.AggFunc):
+    """bitmap_union(bitmap): the union of a group's bitmaps."""
+
+
+class BitmapUnionCount(exp.Expression, exp.AggFunc):
+    """bitmap_union_count(bitmap): the size of that union (an exact distinct count)."""
+
+
+class BitmapUnionInt(exp.Expression, exp.AggFunc):
+    """bitmap_union_int(x): the distinct count of an integer column, as bitmap_union_count(to_bitmap(x))."""
+
+
+class HllUnion(exp.Expression, exp.AggFunc):
+    """hll_union(hll) / hll_raw_agg(hll): the union of a group's HyperLogLog sketches."""
+
+
+class HllUnionAgg(exp.Expression, exp.AggFunc):
+    """hll_union_agg(hll): the estimated cardinality of that union."""
+
+
+class Ndv(exp.Expression, exp.AggFunc):
+    """ndv(x): the estimated distinct count of x (approx_count_distinct)."""

@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from planner.bind.bind_expr import bound_column
 from planner.logical import AggregateCall, LogicalAggregate, LogicalPlan, LogicalProject
+from sql import expressions as dx
 from sql.errors import analysis_error
 
 _SIMPLE = {
@@ -75,6 +76,51 @@ def _group_concat(node: exp.GroupConcat) -> _Call:
     return _Call("group_concat", [arg], distinct, separator, order)
 
 
+_SETS = (dx.BitmapUnion, dx.BitmapUnionCount, dx.BitmapUnionInt, dx.HllUnion, dx.HllUnionAgg, dx.Ndv)
+# the functions making a BITMAP / HLL of one row's value -> the internal function giving that value
+_MEMBERS = {"to_bitmap": "__bitmap_member", "bitmap_hash": "__bitmap_hash_member", "hll_hash": "__hll_member"}
+
+
+def _fused_count(node: exp.Expression) -> exp.AggFunc | None:
+    """bitmap_count(bitmap_union(b)) / hll_cardinality(hll_union(h)) as the one aggregate counting the union."""
+    if isinstance(node, exp.BitmapCount) and isinstance(node.this, dx.BitmapUnion):
+        return dx.BitmapUnionCount(this=node.this.this.copy())
+    if (isinstance(node, exp.Anonymous) and str(node.this).lower() == "hll_cardinality"
+            and len(node.expressions) == 1 and isinstance(node.expressions[0], dx.HllUnion)):
+        return dx.HllUnionAgg(this=node.expressions[0].this.copy())
+    return None
+
+
+def _set_member(node: exp.AggFunc, maker: str) -> exp.Expression:
+    """The value the BITMAP / HLL argument of `node` was made of (to_bitmap(x), bitmap_hash(x), hll_hash(x)),
+    as the member it adds to the set: the aggregate counts or collects members, never building a set a row."""
+    name = node.sql_name().lower()
+    arg = node.this
+    if isinstance(arg, exp.Distinct) or arg is None:
+        raise analysis_error(f"Can not found function '{name}' which has {0 if arg is None else 2} arity")
+    if isinstance(node, dx.BitmapUnionInt):
+        return exp.Anonymous(this="__bitmap_member", expressions=[arg])
+    fn = str(arg.this).lower() if isinstance(arg, exp.Anonymous) else None
+    if fn not in _MEMBERS or (maker == "bitmap") == (fn == "hll_hash") or len(arg.expressions) != 1:
+        kind = "BITMAP" if maker == "bitmap" else "HLL"
+        makers = "to_bitmap(x) or bitmap_hash(x)" if maker == "bitmap" else "hll_hash(x)"
+        raise analysis_error(f"{name} takes a {kind} value: {makers} (dorislite has no {kind} columns)")
+    return exp.Anonymous(this=_MEMBERS[fn], expressions=[arg.expressions[0]])
+
+
+def _set_aggregate(node: exp.AggFunc) -> _Call:
+    if isinstance(node, dx.Ndv):
+        return _Call("count_distinct_approx", [node.this], False)
+    if isinstance(node, dx.BitmapUnionCount | dx.BitmapUnionInt):
+        return _Call("count", [_set_member(node, "bitmap")], True)  # exact, as Doris's bitmaps
+    if isinstance(node, dx.BitmapUnion):
+        return _Call("bitmap_union", [_set_member(node, "bitmap")], False)
+    member = _set_member(node, "hll")
+    if isinstance(node, dx.HllUnionAgg):  # Doris estimates: the distinct count of the values is its answer
+        return _Call("count_distinct_approx", [member.expressions[0]], False)
+    return _Call("hll_union", [member], False)
+
+
 @dataclass
 class AggregateBuilder:
     """Collects group keys and aggregate calls for one SELECT, deduplicating equal expressions."""
@@ -118,6 +164,8 @@ class AggregateBuilder:
     def _describe(self, node: exp.AggFunc) -> _Call:
         if isinstance(node, exp.GroupConcat):
             return _group_concat(node)
+        if isinstance(node, _SETS):
+            return _set_aggregate(node)
         arg = node.this
         distinct = False
         if isinstance(arg, exp.Order):
@@ -186,6 +234,9 @@ class AggregateBuilder:
             for k, kid in self.keys:
                 if node == k:
                     return bound_column(kid)
+            fused = _fused_count(node)
+            if fused is not None:  # bitmap_count(bitmap_union(b)): bitmap_union_count(b), no set built
+                return bound_column(self._add_call(fused))
             if isinstance(node, exp.AggFunc):
                 return bound_column(self._add_call(node))
             if isinstance(node, exp.Column) and not self.full_group_by:

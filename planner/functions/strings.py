@@ -9,7 +9,11 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from planner.expressions import Evaluator, register, register_name
-from planner.functions import patterns as _patterns  # noqa: F401 - LIKE / REGEXP with a column pattern
+
+# registered with the string functions (planner.expressions imports this module): BITMAP / HLL functions, and
+# LIKE / REGEXP with a column pattern
+from planner.functions import bitmaps as _bitmaps  # noqa: F401
+from planner.functions import patterns as _patterns  # noqa: F401
 from planner.functions.casts import convert, to_string
 from planner.functions.columnwise import by_distinct, rows_of
 from planner.values import Value

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from planner.functions.bitmaps import BITMAP, sorted_sets
 from planner.functions.casts import convert, to_string
 from planner.logical import AggregateCall
 from planner.physical.operators import PhysicalOperator
@@ -112,6 +113,9 @@ class AceroHashAggregate(PhysicalOperator):
             func = "stddev" if f.startswith("stddev") else "variance"
             n = spec(arg, func, pc.VarianceOptions(ddof=1 if f.endswith("samp") else 0))
             return lambda cols: cols[n]
+        if f in ("bitmap_union", "hll_union"):  # the group's distinct members, as one BITMAP / HLL set
+            n = spec(arg, "distinct", _ONLY_VALID)
+            return lambda cols: sorted_sets(pc.cast(cols[n], BITMAP))
         if f in GROUPED_ROWS:
             rows = "|row"
             if rows not in extra:

@@ -173,3 +173,71 @@ def test_count_star_with_a_pushed_and_a_kept_conjunct(cur, agg_table) -> None:
     # the scan evaluates g = 1 and stops reading the columns only it used; count(*)'s placeholder column went too
     assert both(cur, "count(*)", "WHERE g = 1 AND s = p") == [(3,)]
     assert both(cur, "count(*)", "WHERE g = 1 AND s LIKE p") == [(3,)]
+
+
+# -- BITMAP / HLL over ordinary columns --------------------------------------------------------------------
+
+# distinct non-NULL values per g: n -> g1 {1,2,3,5} g2 {7}; s -> g1 {a,b,c} g2 {y,z}; k -> g1 4, g2 1
+BITMAP_HLL = [
+    ("bitmap_union_count(to_bitmap(n))", [4, 1, 0]),
+    ("bitmap_count(bitmap_union(to_bitmap(n)))", [4, 1, 0]),
+    ("bitmap_union_int(n)", [4, 1, 0]),
+    ("bitmap_union_count(to_bitmap(k))", [4, 1, 0]),
+    ("bitmap_union_count(bitmap_hash(s))", [3, 2, 0]),
+    ("bitmap_count(bitmap_union(bitmap_hash(s)))", [3, 2, 0]),
+    ("bitmap_union_count(to_bitmap(n - 2))", [3, 1, 0]),  # negative values are no bitmap members
+    ("hll_union_agg(hll_hash(s))", [3, 2, 0]),
+    ("hll_cardinality(hll_union(hll_hash(n)))", [4, 1, 0]),
+    ("hll_union_agg(hll_hash(n))", [4, 1, 0]),
+    ("ndv(s)", [3, 2, 0]),
+    ("approx_count_distinct(n)", [4, 1, 0]),
+    ("bitmap_to_string(bitmap_union(to_bitmap(n)))", ["1,2,3,5", "7", ""]),
+    ("bitmap_to_string(bitmap_union(to_bitmap(k)))", ["10,20,30,50", "70", ""]),
+]
+
+
+@pytest.mark.parametrize(("expr", "expected"), BITMAP_HLL)
+def test_bitmap_and_hll(cur, agg_table, expr: str, expected: list) -> None:
+    rows = both(cur, f"g, {expr}", "GROUP BY g ORDER BY g")
+    assert [r[1] for r in rows] == expected
+
+
+def test_bitmap_and_hll_without_group_by(cur, agg_table) -> None:
+    assert both(cur, "bitmap_union_count(to_bitmap(n)), hll_union_agg(hll_hash(s)), ndv(n)") == [(5, 5, 5)]
+    assert both(cur, "bitmap_union_count(to_bitmap(n))", "WHERE id > 100") == [(0,)]
+
+
+BITMAP_SCALARS = [
+    ("bitmap_count(to_bitmap(10))", 1),
+    ("bitmap_to_string(to_bitmap(10))", "10"),
+    ("bitmap_to_string(to_bitmap('1234567'))", "1234567"),
+    ("bitmap_to_string(to_bitmap(-1))", ""),
+    ("bitmap_count(to_bitmap(NULL))", 0),
+    ("bitmap_to_string(bitmap_hash('hello'))", "1321743225"),
+    ("bitmap_count(bitmap_empty())", 0),
+    ("hll_cardinality(hll_hash('a'))", 1),
+    ("hll_cardinality(hll_empty())", 0),
+]
+
+
+@pytest.mark.parametrize(("expr", "expected"), BITMAP_SCALARS)
+def test_bitmap_scalars(cur, expr: str, expected: object) -> None:
+    cur.execute(f"SELECT {expr}")
+    assert cur.fetchall()[0][0] == expected
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("SELECT bitmap_union_count(n) FROM t", "bitmap_union_count takes a BITMAP value"),
+    ("SELECT hll_union_agg(to_bitmap(n)) FROM t", "hll_union_agg takes a HLL value"),
+    ("SELECT bitmap_count(n) FROM t", "Can not find the compatibility function signature: bitmap_count"),
+])
+def test_bitmap_errors(cur, agg_table, sql: str, message: str) -> None:
+    with pytest.raises(pymysql.MySQLError) as info:
+        cur.execute(sql)
+    assert message in str(info.value)
+
+
+def test_bitmap_and_hll_values_print_as_null(cur, agg_table) -> None:
+    # Doris's MySQL protocol sends BITMAP / HLL values as NULL
+    cur.execute("SELECT to_bitmap(n), hll_hash(s), bitmap_union(to_bitmap(n)) FROM t WHERE id = 1 GROUP BY n, s")
+    assert cur.fetchall() == ((None, None, None),)
