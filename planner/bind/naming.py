@@ -48,7 +48,16 @@ def _doris_spelling(node: exp.Expression) -> exp.Expression:
             and node.this.this.lstrip("-").isdigit():
         return exp.Interval(this=exp.Literal.number(node.this.this), unit=node.args.get("unit"))
     typed = node.meta.get("typed_name") if isinstance(node, exp.Func) and node.meta else None
-    if typed and typed != node.sql_name().lower() and not isinstance(node, exp.AggFunc):
+    if isinstance(node, exp.GroupConcat):
+        return _group_concat(node)
+    if typed and isinstance(node, exp.AggFunc):
+        # an aggregate under the name typed (group_bit_or, not bit_or; stddev, not stddev_pop), its arguments
+        # plain (count(*), count(DISTINCT a, b) print as they are)
+        if node.sql(dialect="mysql").split("(", 1)[0].lower() == typed:
+            return node
+        args = [a for key in node.arg_types for a in _as_list(node.args.get(key))]
+        return exp.Anonymous(this=typed, expressions=args)
+    if typed and typed != node.sql_name().lower():
         if isinstance(node, exp.StrPosition):  # instr(str, substr) / locate(substr, str[, pos])
             args = [node.this, node.args.get("substr")] if typed == "instr" else \
                 [node.args.get("substr"), node.this, node.args.get("position")]
@@ -56,6 +65,25 @@ def _doris_spelling(node: exp.Expression) -> exp.Expression:
             args = [a for key in node.arg_types for a in _as_list(node.args.get(key))]
         return exp.Anonymous(this=typed, expressions=[a for a in args if a is not None])
     return node
+
+
+def _group_concat(node: exp.GroupConcat) -> exp.Expression:
+    """group_concat([DISTINCT] x[, sep] [ORDER BY ...]) as typed: sqlglot prints MySQL's SEPARATOR form."""
+    value, separator = node.this, node.args.get("separator")
+    order = None
+    for part in (value, separator):
+        if isinstance(part, exp.Order):
+            order = part
+    value = value.this if isinstance(value, exp.Order) else value
+    separator = separator.this if isinstance(separator, exp.Order) else separator
+    args = list(value.expressions) if isinstance(value, exp.Distinct) else [value]
+    if separator is not None:
+        args.append(separator)
+    if order is not None:
+        args[-1] = exp.Order(this=args[-1], expressions=order.expressions)
+    if isinstance(value, exp.Distinct):
+        args = [exp.Distinct(expressions=args)]
+    return exp.Anonymous(this="group_concat", expressions=args)
 
 
 def _as_list(value: object) -> list:

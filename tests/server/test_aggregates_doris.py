@@ -241,3 +241,33 @@ def test_bitmap_and_hll_values_print_as_null(cur, agg_table) -> None:
     # Doris's MySQL protocol sends BITMAP / HLL values as NULL
     cur.execute("SELECT to_bitmap(n), hll_hash(s), bitmap_union(to_bitmap(n)) FROM t WHERE id = 1 GROUP BY n, s")
     assert cur.fetchall() == ((None, None, None),)
+
+
+# -- result labels: the aggregate as typed, lower case ------------------------------------------------------
+
+LABELS = [
+    ("count(*)", "count(*)"),
+    ("COUNT(*)", "count(*)"),
+    ("count(DISTINCT n)", "count(DISTINCT n)"),
+    ("count(DISTINCT s, n)", "count(DISTINCT s, n)"),
+    ("group_bit_or(n)", "group_bit_or(n)"),
+    ("bit_or(n)", "bit_or(n)"),
+    ("stddev(n)", "stddev(n)"),
+    ("variance(n)", "variance(n)"),
+    ("approx_count_distinct(n)", "approx_count_distinct(n)"),
+    ("ndv(n)", "ndv(n)"),
+    ("percentile(n, 0.5)", "percentile(n, 0.5)"),
+    ("max_by(s, n)", "max_by(s, n)"),
+    ("bitmap_union_count(to_bitmap(n))", "bitmap_union_count(to_bitmap(n))"),
+    ("group_concat(s)", "group_concat(s)"),
+    ("group_concat(s, '|')", "group_concat(s, '|')"),
+    ("group_concat(s ORDER BY id DESC)", "group_concat(s ORDER BY id DESC)"),
+    ("group_concat(DISTINCT s, '|' ORDER BY s)", "group_concat(DISTINCT s, '|' ORDER BY s)"),
+    ("sum(n) + 1", "(sum(n) + 1)"),
+]
+
+
+@pytest.mark.parametrize(("expr", "label"), LABELS)
+def test_labels(cur, agg_table, expr: str, label: str) -> None:
+    cur.execute(f"SELECT {expr} FROM t")
+    assert cur.description[0][0] == label
