@@ -574,6 +574,8 @@ class DorisLite(Doris):
         TRANSFORMS = {
             **Doris.Generator.TRANSFORMS,
             dx.TableFunction: lambda self, e: f"{e.name}({self.expressions(e, flat=True)})",
+            dx.ValueList: lambda self, e: ", ".join(
+                "'" + v + "'" if e.args["strings"] else v for v in e.values),
         }
 
 

@@ -187,3 +187,14 @@ class HllUnionAgg(exp.Expression, exp.AggFunc):
 
 class Ndv(exp.Expression, exp.AggFunc):
     """ndv(x): the estimated distinct count of x (approx_count_distinct)."""
+
+
+class ValueList(exp.Expression):
+    """A long `IN (...)` list of plain literals, read from the text without the parser (sql/parse.py):
+    `values` their texts (numbers as written, strings without quotes), `strings` whether they are strings."""
+
+    arg_types = {"values": True, "strings": True}
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return self.args["values"]

@@ -13,6 +13,7 @@ from planner.bind.subquery import outer_column, subquery_expr
 from planner.expressions import const_node, literal_number
 from planner.logical import LogicalPlan
 from planner.values import common_array
+from sql import expressions as dx
 from sql.errors import analysis_error
 
 # run a subquery to completion: (query expression) -> Arrow table
@@ -97,6 +98,11 @@ class ExpressionBinder:
         if isinstance(node, exp.AggFunc) and not self.allow_aggregates:
             raise analysis_error(f"{self._clause_name()} clause can not contain aggregate functions: "
                                  f"{node.sql('mysql')}", 1111, "HY000")
+        if isinstance(node, exp.In) and len(node.expressions) == 1 and isinstance(node.expressions[0], dx.ValueList):
+            listed = node.expressions[0]
+            values = pa.array(list(listed.values), pa.string()) if listed.args["strings"] else \
+                common_array([literal_number(t) for t in listed.values])
+            return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
         if isinstance(node, exp.In) and len(node.expressions) > LONG_IN_LIST:
             values = literal_list(node.expressions)
             if values is not None:  # bound once as a value set: the rest of planning sees one node, not 10,000

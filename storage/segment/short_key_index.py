@@ -163,7 +163,17 @@ class ShortKeyIndex:
     def _column_bounds(self, f: pa.Field, preds: list[ColumnPredicate]) -> _Bounds:
         b = _Bounds()
         for p in preds:
-            if p.op in (Op.EQ, Op.IN):
+            if p.op == Op.IN and len(p.values) > MAX_KEY_RANGES:
+                # too many points to seek one by one (and to encode per segment): their span instead
+                try:
+                    low, high = min(p.values), max(p.values)
+                except TypeError:
+                    continue
+                lo, hi = encode_value(low, f.type), encode_value(high, f.type)
+                if lo is not None and hi is not None:
+                    b.lower = lo if b.lower is None else max(b.lower, lo)
+                    b.upper = hi if b.upper is None else min(b.upper, hi)
+            elif p.op in (Op.EQ, Op.IN):
                 encoded = [encode_value(v, f.type) for v in p.values]
                 if any(e is None for e in encoded):
                     continue

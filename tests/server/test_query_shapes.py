@@ -51,3 +51,18 @@ def test_string_in_subquery_inside_or_next_to_a_join(cur, shop) -> None:
     # q45: the OR's IN value set used to crash the OR factoring ('unhashable type: StringArray')
     assert rows(cur, "SELECT s.k, i.item FROM sales s JOIN item i ON s.k = i.k WHERE (substr(i.cat, 1, 1) "
                      "IN ('z', 'w') OR i.item IN (SELECT item FROM item WHERE k IN (2, 3))) ORDER BY 1") == [("2", "b")]
+
+
+def test_long_literal_lists_are_cheap_and_exact(cur, shop) -> None:
+    numbers = ",".join(str(i) for i in range(2, 10_000))
+    assert rows(cur, f"SELECT count(*) FROM sales WHERE k IN ({numbers})") == [("1",)]
+    assert rows(cur, f"SELECT count(*) FROM sales WHERE k NOT IN ({numbers})") == [("2",)]
+    names = ",".join(f"'{c}{i}'" for i in range(5000) for c in "ab")
+    assert rows(cur, f"SELECT k FROM item WHERE item IN ({names}, 'c') ORDER BY k") == [("3",)]
+    # the same text inside a string literal stays a string
+    assert rows(cur, f"SELECT length('k IN ({numbers})') > 100") == [("1",)]
+    # decimals keep their type; a NULL in the list is read by the parser as before
+    assert rows(cur, "SELECT count(*) FROM sales WHERE v IN (" + ",".join(f"{i}.50" for i in range(100)) + ")") == [
+        ("2",)]
+    assert rows(cur, "SELECT count(*) FROM sales WHERE k IN (" + ",".join(str(i) for i in range(100)) + ", NULL)") == [
+        ("3",)]
