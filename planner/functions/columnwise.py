@@ -120,3 +120,23 @@ def rows_of(v: Value, rows: np.ndarray | None) -> Value:
     if rows is None or isinstance(v, pa.Scalar):
         return v
     return v.take(pa.array(rows, pa.int64()))
+
+
+def affix_match(v: Value, affix: Value, at_end: bool) -> Value:
+    """starts_with / ends_with with a per-row affix, over the UTF-8 bytes with numpy (a prefix of the bytes is a
+    prefix of the characters): every affix byte is compared with the text byte it lines up with."""
+    n = max(len(x) for x in (v, affix) if not isinstance(x, pa.Scalar))
+    text, fix = string_array(broadcast(v, n)), string_array(broadcast(affix, n))
+    t_off, t_data = byte_layout(text)
+    a_off, a_data = byte_layout(fix)
+    t_len, a_len = np.diff(t_off), np.diff(a_off)
+    fits = a_len <= t_len
+    size = np.where(fits, a_len, 0)
+    total = int(size.sum())
+    row = np.repeat(np.arange(n), size)
+    within = np.arange(total) - np.repeat(np.cumsum(size) - size, size)
+    start = t_off[:-1] + (t_len - a_len if at_end else 0)
+    differ = t_data[start[row] + within] != a_data[a_off[:-1][row] + within] if total else np.zeros(0, bool)
+    mismatched = np.bincount(row[differ], minlength=n) > 0 if total else np.zeros(n, bool)
+    valid = pc.and_(pc.is_valid(text), pc.is_valid(fix)).to_numpy(zero_copy_only=False)
+    return pa.array(fits & ~mismatched, pa.bool_(), mask=~valid)

@@ -16,7 +16,7 @@ from planner.functions import bitmaps as _bitmaps  # noqa: F401
 from planner.functions import patterns as _patterns  # noqa: F401
 from planner.functions.casts import convert, to_string
 from planner.functions.columnwise import by_distinct, rows_of
-from planner.values import Value
+from planner.values import Value, broadcast
 from sql.errors import analysis_error
 
 
@@ -215,8 +215,21 @@ def _locate(ev: Evaluator, e: exp.StrPosition) -> Value:
             return pa.scalar(None, pa.int64())
         return _locate_in(text, pattern.as_py(), convert(begin, pa.int64()).as_py())
 
+    def per_row() -> Value:  # nearly a substring a row: Python's str.find, row by row
+        n = max(len(x) for x in (v, sub, start) if not isinstance(x, pa.Scalar))
+        columns = [broadcast(x, n).to_pylist() for x in (v, sub, convert(start, pa.int64()))]
+        return pa.array([_locate_one(*row) for row in zip(*columns, strict=True)], pa.int64())
+
     # a column substring or start: once per distinct (substring, start), not per row
-    return by_distinct([sub, start], run, pa.int64())
+    return by_distinct([sub, start], run, pa.int64(), per_row)
+
+
+def _locate_one(text: str | None, pattern: str | None, start: int | None) -> int | None:
+    if text is None or pattern is None or start is None:
+        return None
+    if start < 1 or (start > 1 and start > len(text)):
+        return 0
+    return text.find(pattern, start - 1) + 1
 
 
 def _locate_in(v: Value, pattern: str, start: int) -> Value:

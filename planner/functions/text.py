@@ -19,6 +19,7 @@ from sqlglot import exp
 from planner.expressions import Evaluator, register, register_name
 from planner.functions.casts import convert, to_string
 from planner.functions.columnwise import (
+    affix_match,
     by_distinct,
     byte_layout,
     like_input,
@@ -143,15 +144,11 @@ def _strright(ev: Evaluator, e: exp.Expression) -> Value:
 
 def _affix(ev: Evaluator, e: exp.Expression, name: str, fn) -> Value:  # noqa: ANN001
     v, affix = _text(ev.eval(e.this)), _text(ev.eval(e.expression))
-
-    def run(rows: np.ndarray | None, scalars: list[pa.Scalar]) -> Value:
-        (pattern,) = scalars
-        text = rows_of(v, rows)
-        if not pattern.is_valid:
-            return _nulls_like(text, pa.bool_())
-        return fn(text, pattern=pattern.as_py())
-
-    return by_distinct([affix], run, pa.bool_())  # a column affix: once per distinct affix
+    if not isinstance(affix, pa.Scalar):  # a column affix: every row's bytes compared at once
+        return affix_match(v, affix, at_end=fn is pc.ends_with)
+    if not affix.is_valid:
+        return _nulls_like(v, pa.bool_())
+    return fn(v, pattern=affix.as_py())
 
 
 register(exp.StartsWith)(lambda ev, e: _affix(ev, e, "starts_with", pc.starts_with))
