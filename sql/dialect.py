@@ -65,6 +65,7 @@ class DorisLiteParser(DorisParser):
         "HLL_RAW_AGG": lambda args: dx.HllUnion(this=seq_get(args, 0)),
         "HLL_UNION_AGG": lambda args: dx.HllUnionAgg(this=seq_get(args, 0)),
         "NDV": lambda args: dx.Ndv(this=seq_get(args, 0)),
+        "COLLECT_LIST": lambda args: dx.CollectList(this=seq_get(args, 0), expression=seq_get(args, 1)),
     }
 
     CONSTRAINT_PARSERS = {

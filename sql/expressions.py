@@ -198,3 +198,9 @@ class ValueList(exp.Expression):
     @property
     def values(self) -> tuple[str, ...]:
         return self.args["values"]
+
+
+class CollectList(exp.Expression, exp.AggFunc):
+    """collect_list(x[, max_size]): a group's non-NULL values as an ARRAY (array_agg keeps the NULLs)."""
+
+    arg_types = {"this": True, "expression": False}

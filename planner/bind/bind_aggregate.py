@@ -76,6 +76,21 @@ def _group_concat(node: exp.GroupConcat) -> _Call:
     return _Call("group_concat", [arg], distinct, separator, order)
 
 
+_ARRAYS = {exp.ArrayAgg: "array_agg", dx.CollectList: "collect_list", exp.ArrayUniqueAgg: "collect_set"}
+
+
+def _array_aggregate(node: exp.AggFunc) -> _Call:
+    """array_agg / collect_list / collect_set(x [ORDER BY ...]): the group's values as an ARRAY."""
+    func = _ARRAYS[type(node)]
+    arg, order = node.this, []
+    if isinstance(arg, exp.Order):
+        order, arg = _order_keys(arg), arg.this
+    if isinstance(arg, exp.Distinct) or arg is None or node.args.get("expression") is not None:
+        count = 0 if arg is None else len(arg.expressions) if isinstance(arg, exp.Distinct) else 2
+        raise analysis_error(f"Can not found function '{func}' which has {count} arity")
+    return _Call(func, [arg], False, order=order)
+
+
 _SETS = (dx.BitmapUnion, dx.BitmapUnionCount, dx.BitmapUnionInt, dx.HllUnion, dx.HllUnionAgg, dx.Ndv)
 # the functions making a BITMAP / HLL of one row's value -> the internal function giving that value
 _MEMBERS = {"to_bitmap": "__bitmap_member", "bitmap_hash": "__bitmap_hash_member", "hll_hash": "__hll_member"}
@@ -166,6 +181,8 @@ class AggregateBuilder:
             return _group_concat(node)
         if isinstance(node, _SETS):
             return _set_aggregate(node)
+        if isinstance(node, tuple(_ARRAYS)):
+            return _array_aggregate(node)
         arg = node.this
         distinct = False
         if isinstance(arg, exp.Order):

@@ -113,6 +113,17 @@ class AceroHashAggregate(PhysicalOperator):
             func = "stddev" if f.startswith("stddev") else "variance"
             n = spec(arg, func, pc.VarianceOptions(ddof=1 if f.endswith("samp") else 0))
             return lambda cols: cols[n]
+        if f in ("collect_list", "collect_set", "array_agg"):
+            # the group's values as an ARRAY: collect_list / collect_set skip NULLs, array_agg keeps them; an
+            # ORDER BY inside sorts them (collect_set keeps each value's first place)
+            rows = "|row"
+            if rows not in extra:
+                extra[rows] = pa.array(np.arange(t.num_rows, dtype=np.int64))
+            n = spec(rows, "list")
+            column = t.column(arg).combine_chunks()
+            keys = [(t.column(k).combine_chunks(), asc, first) for k, asc, first in call.order]
+            distinct, keep_nulls = f == "collect_set", f == "array_agg"
+            return lambda cols: ordered_lists(cols[n], column, keys, distinct, keep_nulls)
         if f in ("bitmap_union", "hll_union"):  # the group's distinct members, as one BITMAP / HLL set
             n = spec(arg, "distinct", _ONLY_VALID)
             return lambda cols: sorted_sets(pc.cast(cols[n], BITMAP))
@@ -199,30 +210,37 @@ def _sort_rank(column: pa.Array, ascending: bool, nulls_first: bool) -> np.ndarr
     return ranks.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def ordered_concat(lists: pa.Array, text: pa.Array, keys: list[tuple[pa.Array, bool, bool]], sep: str,
-                   distinct: bool) -> pa.Array:
-    """group_concat([DISTINCT] x, sep ORDER BY keys) from each group's row numbers: the rows sorted by (group,
-    keys, input order) with numpy, NULL values dropped, DISTINCT keeping a value's first place in that order."""
+def ordered_lists(lists: pa.Array, column: pa.Array, keys: list[tuple[pa.Array, bool, bool]], distinct: bool,
+                  keep_nulls: bool = False) -> pa.ListArray:
+    """Each group's values of `column` from its row numbers, sorted by (keys, input order) with numpy: NULL values
+    dropped unless `keep_nulls`, DISTINCT keeping a value's first place in that order."""
     parent, rows, groups = _group_rows(lists)
     sort_columns = [rows]  # np.lexsort: the last key is the primary one
-    for column, ascending, nulls_first in reversed(keys):
-        sort_columns.append(_sort_rank(column, ascending, nulls_first)[rows])
+    for key, ascending, nulls_first in reversed(keys):
+        sort_columns.append(_sort_rank(key, ascending, nulls_first)[rows])
     sort_columns.append(parent)
     order = np.lexsort(sort_columns) if len(rows) else np.zeros(0, np.int64)
     parent, rows = parent[order], rows[order]
-    values = text.take(pa.array(rows, pa.int64()))
-    valid = pc.is_valid(values).to_numpy(zero_copy_only=False)
-    keep = np.flatnonzero(valid)
+    values = column.take(pa.array(rows, pa.int64()))
+    keep = np.arange(len(values)) if keep_nulls else np.flatnonzero(pc.is_valid(values).to_numpy(zero_copy_only=False))
     if distinct and len(keep):
-        codes = pc.fill_null(pc.dictionary_encode(values).indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
-        pair = parent[keep].astype(np.int64) * (int(codes[keep].max()) + 1) + codes[keep]
+        encoded = pc.dictionary_encode(values, null_encoding="encode")
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        pair = parent[keep].astype(np.int64) * (len(encoded.dictionary) + 1) + codes[keep]
         _, first = np.unique(pair, return_index=True)
         keep = keep[np.sort(first)]
     parent = parent[keep]
     counts = np.bincount(parent, minlength=groups) if len(parent) else np.zeros(groups, np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(keep, pa.int64()))), sep)
-    return pc.if_else(pa.array(counts > 0), joined, pa.scalar(None, pa.string()))
+    return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(keep, pa.int64())))
+
+
+def ordered_concat(lists: pa.Array, text: pa.Array, keys: list[tuple[pa.Array, bool, bool]], sep: str,
+                   distinct: bool) -> pa.Array:
+    """group_concat([DISTINCT] x, sep ORDER BY keys): the ordered lists joined; a group with no value gives NULL."""
+    members = ordered_lists(lists, text, keys, distinct)
+    joined = pc.binary_join(members, sep)
+    return pc.if_else(pc.greater(pc.list_value_length(members), 0), joined, pa.scalar(None, pa.string()))
 
 
 def decimal_avg(sums: pa.Array, counts: pa.Array, scale: int) -> pa.Array:

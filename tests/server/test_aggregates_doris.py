@@ -271,3 +271,25 @@ LABELS = [
 def test_labels(cur, agg_table, expr: str, label: str) -> None:
     cur.execute(f"SELECT {expr} FROM t")
     assert cur.description[0][0] == label
+
+
+# -- ARRAY aggregates: collect_list / collect_set / array_agg [ORDER BY] --------------------------------------
+
+ARRAYS = [
+    ("collect_list(s ORDER BY id DESC)", ['["a", "c", "a", "b"]', '["y", "z"]', "[]"]),
+    ("collect_list(n ORDER BY k DESC, id)", ["[5, 3, 2, 1]", "[7, 7]", "[]"]),
+    ("collect_set(s ORDER BY s DESC)", ['["c", "b", "a"]', '["z", "y"]', "[]"]),
+    ("array_agg(s ORDER BY id)", ['["b", "a", null, "c", "a"]', '["z", "y"]', "[null]"]),
+]
+
+
+@pytest.mark.parametrize(("expr", "expected"), ARRAYS)
+def test_array_aggregates(cur, agg_table, expr: str, expected: list) -> None:
+    rows = both(cur, f"g, {expr}", "GROUP BY g ORDER BY g")
+    assert [r[1] for r in rows] == expected
+
+
+def test_array_aggregate_label(cur, agg_table) -> None:
+    cur.execute("SELECT collect_list(s ORDER BY id DESC) FROM t")
+    assert cur.description[0][0] == "collect_list(s ORDER BY id DESC)"
+    assert cur.fetchall() == (('["y", "z", "a", "c", "a", "b"]',),)
