@@ -96,6 +96,16 @@ class Evaluator:
         self.batch = batch
         self.ctx = ctx
         self.num_rows = batch.num_rows
+        self._columns: dict[str, pa.Array] = {}
+
+    def column(self, name: str) -> pa.Array:
+        """A column of the batch as one array (combined once, however often the expressions read it)."""
+        col = self._columns.get(name)
+        if col is None:
+            chunked = self.batch.column(name)
+            col = chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+            self._columns[name] = col
+        return col
 
     def eval(self, e: exp.Expression) -> Value:
         handler = _BY_CLASS.get(type(e))
@@ -175,8 +185,7 @@ def literal_number(text: str) -> pa.Scalar:
 
 @register(exp.Column)
 def _column(ev: Evaluator, e: exp.Column) -> Value:
-    col = ev.batch.column(e.name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return ev.column(e.name)
 
 
 @register(exp.Literal)

@@ -37,6 +37,7 @@ from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, Ro
 from storage.compaction.version_limit import check_version_limit
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
+from storage.segment import column_cache
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
 from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment
 from storage.segment.writer import SegmentIndexConfig, write_segments
@@ -276,6 +277,9 @@ class StorageEngine:
             self.catalog = Catalog(self.root)
             self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
+        if "storage_page_cache_limit" in self.config or "disable_storage_page_cache" in self.config:
+            column_cache.configure(self.config.get("storage_page_cache_limit"),
+                                   str(self.config.get("disable_storage_page_cache", "false")).lower() == "true")
         self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
         self.opened = threading.Event()  # set once open() swept the root: background jobs wait for it
         # scans hold the rowsets they read; rowsets a compaction replaced are deleted once none does

@@ -20,10 +20,11 @@ from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
+from sqlglot import exp
 
 from planner.bind.bind_window import window_type
 from planner.bind.subquery import OuterColumn, SubqueryExpr
-from planner.context import QueryContext
+from planner.context import QueryContext, TableSource
 from planner.duck.database import cursor, memory_in_use
 from planner.duck.expressions import (
     ArrowFunction,
@@ -33,6 +34,7 @@ from planner.duck.expressions import (
     quote,
     same_family,
 )
+from planner.expressions import Evaluator
 from planner.guard import MEMORY, QueryGuard
 from planner.logical import (
     AggregateCall,
@@ -143,9 +145,11 @@ class RegionBuilder:
         self.physical = physical
         self.probes = probes
         self.inputs: list[tuple[str, PhysicalOperator]] = []
+        self.input_plans: list[tuple[str, LogicalPlan]] = []  # the inputs' plans (a reused region's inputs)
         self.value_sets: list[tuple[str, pa.Array]] = []
         self.functions: list[tuple[str, ArrowFunction]] = []
         self.heavy = 0
+        self.native_only = False  # translating a subtree that does not need DuckDB: no evaluator functions
 
     # -- types ----------------------------------------------------------------------------------------
     def schema(self, plan: LogicalPlan) -> pa.Schema:
@@ -201,6 +205,8 @@ class RegionBuilder:
         return quote(name)
 
     def register_function(self, function: ArrowFunction) -> str:
+        if self.native_only:
+            raise Untranslatable("an evaluator function in a subtree the Arrow operators run as well")
         # DuckDB's functions are visible to every connection: a name no other statement uses
         name = f"__dl_fn{next(_FUNCTION_IDS)}"
         self.functions.append((name, function))
@@ -230,22 +236,31 @@ class RegionBuilder:
         """SQL producing `plan`'s output ids; a subtree it cannot translate becomes an input, and so does one
         that does not need DuckDB (needs_duckdb): the Arrow operators evaluate a scan's filter, projection and
         aggregation over whole arrays, faster than DuckDB calling back into the evaluator vector by vector."""
-        if isinstance(plan, LogicalScan | LogicalValues) or not needs_duckdb(plan):
+        if isinstance(plan, LogicalScan | LogicalValues):
             return self._input(plan)
-        mark = (len(self.inputs), len(self.value_sets), len(self.functions), self.heavy)
+        # a subtree that does not need DuckDB is still run there when DuckDB computes all of it natively
+        # (decimal arithmetic, CASE ...: faster than the evaluator); with an expression only the evaluator
+        # computes, the Arrow operators run it over whole arrays instead of DuckDB calling back per vector
+        native = not needs_duckdb(plan)
+        mark = (len(self.inputs), len(self.value_sets), len(self.functions), self.heavy, self.native_only)
         try:
+            self.native_only = self.native_only or native
             return self.translate(plan)
         except Untranslatable:
             if reads_outer(plan):  # the Arrow operators cannot read an enclosing query's columns
                 raise
             # forget what the failed attempt registered: the subtree runs as one input instead
             del self.inputs[mark[0]:], self.value_sets[mark[1]:], self.functions[mark[2]:]
+            del self.input_plans[mark[0]:]
             self.heavy = mark[3]
             return self._input(plan)
+        finally:
+            self.native_only = mark[4]
 
     def _input(self, plan: LogicalPlan) -> str:
         name = f"__in{len(self.inputs)}"
         self.inputs.append((name, self.physical(plan)))
+        self.input_plans.append((name, plan))
         self.schema(plan)
         if not plan.output:  # count(*) reads no column: DuckDB needs one to count the rows of
             return f"SELECT {quote(name + ROWS)} FROM {quote(name)}"
@@ -295,7 +310,43 @@ def _duckdb_node(n: LogicalPlan) -> bool:
     if isinstance(n, LogicalJoin | LogicalWindow | LogicalSetOperation) or has_subquery(n):
         return True
     return isinstance(n, LogicalAggregate) and (
-        n.grouping_sets is not None or any(c.distinct and c.func in ("sum", "avg") for c in n.aggregates))
+        n.grouping_sets is not None or any(c.distinct and c.func in ("sum", "avg") for c in n.aggregates)
+        or _decimal_arithmetic_below(n))
+
+
+_ARITHMETIC_NODES = (exp.Add, exp.Sub, exp.Mul, exp.Div)
+
+
+def _decimal_arithmetic_below(aggregate: LogicalAggregate) -> bool:
+    """The aggregate's arguments are computed with decimal arithmetic over its scan (TPC-H Q1's
+    sum(l_extendedprice * (1 - l_discount) * (1 + l_tax))): DuckDB computes decimals in 64 / 128-bit integers,
+    the evaluator in Arrow's decimal kernels, several times slower. Integer and float arithmetic (SSB's
+    sum(lo_extendedprice * lo_discount)) stays on the Arrow aggregate, which is faster over a scan."""
+    node = aggregate.input
+    projects = []
+    while isinstance(node, LogicalProject | LogicalFilter):
+        if isinstance(node, LogicalProject):
+            projects.append(node)
+        node = node.input
+    if not isinstance(node, LogicalScan) or not projects:
+        return False
+    types = {i: node.source.schema.field(c).type for c, i in node.columns}
+    for project in reversed(projects):  # innermost first: each adds the types of its outputs
+        empty = pa.schema([pa.field(i, t) for i, t in types.items()]).empty_table()
+        added = {}
+        for out, e in project.exprs:
+            try:
+                added[out] = Evaluator(empty, QueryContext(None, _no_tables)).eval(e).type
+            except Exception:  # noqa: BLE001 - not typed here: no reason to move the aggregate
+                continue
+            if pa.types.is_decimal(added[out]) and any(isinstance(x, _ARITHMETIC_NODES) for x in e.walk()):
+                return True
+        types.update(added)
+    return False
+
+
+def _no_tables(db: str | None, name: str) -> TableSource:
+    raise Untranslatable("no table inside a projection")
 
 
 def reads_outer(plan: LogicalPlan) -> bool:
@@ -319,10 +370,11 @@ _SIMPLE_AGGREGATES = {"count_star": "count(*)", "min": "min({})", "max": "max({}
 
 def decimal_avg(arg: str, t: pa.DataType, over: str = "", distinct: bool = False) -> str:
     """avg(DECIMAL(p, s)) exactly as the Arrow aggregate gives it: DECIMAL(38, max(s, 4)), rounded half away from
-    zero (DuckDB's own avg of a decimal is a DOUBLE). The sum runs over the unscaled integers."""
+    zero (DuckDB's own avg of a decimal is a DOUBLE). DuckDB sums the decimals exactly (and shares the sum with
+    a sum() of the same argument); the quotient is computed on the unscaled integers."""
     scale, out = t.scale, avg_decimal_scale(t.scale)
     d = "DISTINCT " if distinct else ""
-    total = f"sum({d}CAST({arg} * {10 ** scale} AS HUGEINT)){over}"
+    total = f"CAST(sum({d}{arg}){over} * {10 ** scale} AS HUGEINT)"
     count = f"NULLIF(count({d}{arg}){over}, 0)"
     quotient = f"((abs({total}) * {2 * 10 ** (out - scale)} + {count}) // (2 * {count}))"
     step = f"CAST('{decimal.Decimal(1).scaleb(-out)}' AS DECIMAL({out + 1}, {out}))"

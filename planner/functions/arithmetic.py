@@ -51,13 +51,32 @@ def _apply(fn, a: Value, b: Value) -> Value:  # noqa: ANN001
         op = _OPERATORS[fn]
         out = decimal_arithmetic_type(op, raw_a if pa.types.is_integer(raw_a) else ta,
                                       raw_b if pa.types.is_integer(raw_b) else tb)
-        try:
-            result = fn(a, b)
-            return result if result.type == out else pc.cast(pc.round(result, out.scale, round_mode="half_towards_infinity") if
-                                                             result.type.scale > out.scale else result, out)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # beyond Arrow's 38 digits: DuckDB's exact sum
-            return _in_duckdb(f'CAST("a" {op} "b" AS DECIMAL({out.precision}, {out.scale}))', a, b, out)
+        a, b = _decimal(a), _decimal(b)
+        if _arrow_precision(op, a.type, b.type) > 38:  # Arrow's exact result needs DECIMAL256
+            wide_a, wide_b = pc.cast(a, pa.decimal256(a.type.precision, a.type.scale)), \
+                pc.cast(b, pa.decimal256(b.type.precision, b.type.scale))
+            if _arrow_precision(op, wide_a.type, wide_b.type) > 76:
+                return _in_duckdb(f'CAST("a" {op} "b" AS DECIMAL({out.precision}, {out.scale}))', a, b, out)
+            a, b = wide_a, wide_b
+        result = fn(a, b)
+        if result.type.scale > out.scale:
+            result = pc.round(result, out.scale, round_mode="half_towards_infinity")
+        return result if result.type == out else pc.cast(result, out)
     return pc.cast(fn(a, b), promoted_integer(raw_a, raw_b), safe=False)
+
+
+def _decimal(v: Value) -> Value:
+    """An integer operand of decimal arithmetic as the DECIMAL(digits, 0) Doris takes it for."""
+    if pa.types.is_decimal(v.type):
+        return v
+    return pc.cast(v, pa.decimal128(19 if v.type.bit_width == 64 else 10, 0))
+
+
+def _arrow_precision(op: str, a: pa.DataType, b: pa.DataType) -> int:
+    """The precision of Arrow's exact result of `a op b` (decimals)."""
+    if op == "*":
+        return a.precision + b.precision + 1
+    return max(a.precision - a.scale, b.precision - b.scale) + max(a.scale, b.scale) + 1
 
 
 def _zero_to_null(b: Value) -> Value:

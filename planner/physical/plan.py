@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import weakref
+
 import pyarrow as pa
 
 from planner.context import QueryContext
 from planner.duck.expressions import Untranslatable
-from planner.duck.plan import RegionBuilder, has_subquery, needs_duckdb
+from planner.duck.plan import DuckRegion, RegionBuilder, has_subquery, needs_duckdb
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -47,9 +49,16 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
         return to_physical(p, ctx, probes)
 
     if needs_duckdb(plan):
+        reused = _REGIONS.get(plan)
+        if reused is not None:  # the same plan again (the plan cache's): its SQL, new inputs
+            sql, schema, inputs, value_sets = reused
+            return DuckRegion(sql, schema, [(name, physical(p)) for name, p in inputs], list(value_sets), ctx.guard)
         builder = RegionBuilder(ctx, lambda p, kids: arrow_operator(p, kids, ctx), physical, probes)
         try:
             region = builder.region(plan)
+            if region is not None and not region.functions:
+                # evaluator functions hold the context of the run that made them: such regions are rebuilt
+                _REGIONS[plan] = (region.sql, region.schema, tuple(builder.input_plans), tuple(region.value_sets))
         except Untranslatable as e:
             if isinstance(plan, LogicalWindow):  # DuckDB is the only executor of window functions
                 raise analysis_error(f"Unsupported expression in a window function: {e}", 1235, "42000") from e
@@ -64,6 +73,10 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
         if region is not None:
             return region
     return arrow_operator(plan, [physical(c) for c in plan.children()], ctx)
+
+
+# a translated region per plan node: a cached plan (planner/plan_cache.py) runs again without translating
+_REGIONS: weakref.WeakKeyDictionary[LogicalPlan, tuple] = weakref.WeakKeyDictionary()
 
 
 def arrow_operator(plan: LogicalPlan, children: list[PhysicalOperator], ctx: QueryContext) -> PhysicalOperator:

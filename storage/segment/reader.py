@@ -23,6 +23,7 @@ from storage.errors import CorruptDataError, StorageError
 from storage.predicate import ColumnPredicate, Op
 from storage.segment.bitmap_index import BitmapIndexReader
 from storage.segment.bloom_filter import BloomFilterIndexReader
+from storage.segment.column_cache import COLUMNS
 from storage.segment.encoding import (
     ColumnDecoder,
     GatherDecoder,
@@ -76,9 +77,11 @@ def open_segment(path: str | os.PathLike[str]) -> SegmentReader:
 
 def forget_segments(paths: Iterable[str | os.PathLike[str]]) -> None:
     """Drop the shared readers of `paths` (files being deleted or rewritten at the same name)."""
+    names = {os.fspath(p) for p in paths}
     with _cache_lock:
-        for p in paths:
-            _cache.pop(os.fspath(p), None)
+        for p in names:
+            _cache.pop(p, None)
+    COLUMNS.forget(names)
 
 
 def _pread(fd: int, offset: int, size: int) -> bytes | memoryview:
@@ -95,6 +98,9 @@ def _pread(fd: int, offset: int, size: int) -> bytes | memoryview:
 
 def _open_fd(path: str) -> int:
     return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+
+
+DENSE_KEEP_DIVISOR = 8  # a predicate keeping at least 7/8 of the rows filters the whole columns
 
 
 class SegmentReader:
@@ -374,6 +380,18 @@ class SegmentReader:
             stats.rows_vector_pred_filtered += n - kept
             if kept == 0:
                 return empty
+            if kept < n and ids is None and kept * DENSE_KEEP_DIVISOR >= n * (DENSE_KEEP_DIVISOR - 1):
+                # nearly every row passes: read the other columns whole and filter them, a gather of almost
+                # all rows by position costs more than the rows it skips
+                keep = pa.array(mask)
+                rest = [c for c in columns if c not in pred_cols]
+                got = dict(zip(pred_cols, arrays, strict=True))
+                if rest:
+                    got.update(zip(rest, self._read_columns(rest, ranges, None, stats), strict=True))
+                table = pa.Table.from_arrays([got[c] for c in columns], schema=schema) if columns else None
+                if table is None:
+                    return pa.table({"_": pa.nulls(kept)}).drop_columns(["_"])
+                return table.filter(keep)
             if kept < n:
                 pos = np.flatnonzero(mask)
                 ids = ids[pos] if ids is not None else ranges.rows_at(pos)
@@ -521,9 +539,16 @@ class SegmentReader:
 
     def _read_column_rows(self, column: str, ids: np.ndarray, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
         """`column` at the sorted row ids: only the pages holding them are read and decoded."""
-        oi = self._ordinal_index(column)
         if len(ids) == 0:
             return pa.array([], self._types[column])
+        cached = self._cached_column(column, stats)
+        if cached is not None:
+            oi = self._ordinal_index(column)
+            used = len(np.unique(np.searchsorted(oi.first_rows, ids, side="right")))
+            stats.pages_read += used
+            stats.pages_skipped += oi.num_pages - used
+            return cached.take(pa.array(ids))
+        oi = self._ordinal_index(column)
         page_of = np.searchsorted(oi.first_rows, ids, side="right") - 1
         if len(ids) == 1:
             pages = page_of
@@ -556,9 +581,35 @@ class SegmentReader:
             return arr.slice(lo, len(local))
         return arr.take(pa.array(local))
 
+    def _cached_column(self, column: str, stats: ScanStats) -> pa.Array | pa.ChunkedArray | None:
+        """The whole decoded column from the column cache, decoding and keeping it on a miss; None when the
+        cache is off (then only the pages a read needs are decoded)."""
+        if not COLUMNS.limit:
+            return None
+        cached = COLUMNS.get(self._file, column)
+        if cached is None:
+            decoding = ScanStats()  # the bytes come off the disk; the pages are counted by the read using them
+            cached = self._decode_pages(column, None, decoding)[0]
+            stats.bytes_read += decoding.bytes_read
+            if isinstance(cached, pa.ChunkedArray):
+                cached = cached.combine_chunks()
+            COLUMNS.put(self._file, column, cached)
+        return cached
+
     def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
-        oi = self._ordinal_index(column)
         full = ranges.count() == self.num_rows
+        cached = self._cached_column(column, stats)
+        if cached is not None:  # the whole column decoded: the ranges are its row positions
+            oi = self._ordinal_index(column)
+            used = oi.num_pages if full else len(oi.pages_for(ranges))
+            stats.pages_read += used  # the pages the read covers, served from the cache
+            stats.pages_skipped += oi.num_pages - used
+            if full:
+                return cached
+            if len(ranges) == 1:
+                return cached.slice(int(ranges.starts[0]), int(ranges.ends[0] - ranges.starts[0]))
+            return cached.filter(pa.array(ranges.to_mask(self.num_rows)))
+        oi = self._ordinal_index(column)
         arr, page_starts, page_rows = self._decode_pages(column, None if full else oi.pages_for(ranges), stats)
         if full or ranges.count() == len(arr):
             return arr

@@ -157,6 +157,8 @@ class RowRanges:
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
         """The row ordinals at `positions` (ascending) of `to_indices()`, without building it."""
+        if len(self.starts) == 1:  # one range (a whole segment, most often): an offset
+            return positions.astype(np.int64) + int(self.starts[0])
         counts = self.ends - self.starts
         first = np.cumsum(counts) - counts
         k = np.searchsorted(first, positions, side="right") - 1

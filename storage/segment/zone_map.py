@@ -116,7 +116,7 @@ def _as_numpy(arr: pa.Array) -> np.ndarray | None:
     strings: code point order = UTF-8 byte order), nulls replaced by a filler; None for other types.
     Pruning a segment then costs a few numpy comparisons instead of several pyarrow kernel calls."""
     t = arr.type
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_date32(t) or pa.types.is_timestamp(t):
         return arr.fill_null(0).to_numpy(zero_copy_only=False)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return np.array(arr.fill_null("").to_pylist(), dtype=object)
@@ -242,7 +242,10 @@ class ZoneMapIndex:
         fast = self._np_mins if arr is self.mins else self._np_maxs if arr is self.maxs else None
         if fast is not None:
             # a zone without a non-null value holds a filler here; callers AND with has_not_null
-            return np.asarray(_NUMPY_OPS[fn](fast, s.as_py()), dtype=bool)
+            value = s.as_py()
+            if fast.dtype.kind == "M":  # dates and datetimes as numpy datetime64 of the bounds' unit
+                value = np.datetime64(value).astype(fast.dtype)
+            return np.asarray(_NUMPY_OPS[fn](fast, value), dtype=bool)
         return pc.fill_null(fn(arr, s), False).to_numpy(zero_copy_only=False)
 
     def _ge_min(self, s: pa.Scalar) -> np.ndarray:  # min <= s

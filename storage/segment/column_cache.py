@@ -1,0 +1,96 @@
+"""Decoded columns of segments kept in memory: dorislite's form of Doris's storage page cache
+(be.conf `storage_page_cache_limit`, default 20% of the memory; `disable_storage_page_cache`).
+
+A scan that reads a whole column of a segment leaves the decoded Arrow array here; later scans of that
+column (whole, by row ranges or by row ids) slice or take from it instead of reading and decoding pages.
+Segment files are immutable and never renamed over, so an entry is valid as long as its file exists;
+`forget_segments` drops the entries of deleted files. Least recently used entries go first when the
+budget is exceeded; an array larger than a quarter of the budget is never kept.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+import pyarrow as pa
+
+DEFAULT_LIMIT = "20%"
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def parse_limit(text: str | None) -> int:
+    """`20%` of the machine's memory, or a byte count (`2147483648`, `4G`, `512M`)."""
+    text = (text or DEFAULT_LIMIT).strip().upper()
+    if text.endswith("%"):
+        return int(_physical_memory() * float(text[:-1]) / 100)
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    if text[-1:] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+class ColumnCache:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._entries: OrderedDict[tuple[str, str], pa.Array | pa.ChunkedArray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, path: str, column: str) -> pa.Array | pa.ChunkedArray | None:
+        if self.limit <= 0:
+            return None
+        with self._lock:
+            got = self._entries.get((path, column))
+            if got is None:
+                self.misses += 1
+                return None
+            self._entries.move_to_end((path, column))
+            self.hits += 1
+            return got
+
+    def put(self, path: str, column: str, array: pa.Array | pa.ChunkedArray) -> None:
+        size = array.nbytes
+        if self.limit <= 0 or size * 4 > self.limit:
+            return
+        with self._lock:
+            old = self._entries.pop((path, column), None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            self._entries[(path, column)] = array
+            self._bytes += size
+            while self._bytes > self.limit and self._entries:
+                _, dropped = self._entries.popitem(last=False)
+                self._bytes -= dropped.nbytes
+
+    def forget(self, paths: set[str]) -> None:
+        with self._lock:
+            for key in [k for k in self._entries if k[0] in paths]:
+                self._bytes -= self._entries.pop(key).nbytes
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    @property
+    def used_bytes(self) -> int:
+        return self._bytes
+
+
+COLUMNS = ColumnCache(parse_limit(None))
+
+
+def configure(limit: str | None, disabled: bool = False) -> None:
+    """The engine's be.conf settings: `storage_page_cache_limit`, `disable_storage_page_cache`."""
+    COLUMNS.clear()
+    COLUMNS.limit = 0 if disabled else parse_limit(limit)
