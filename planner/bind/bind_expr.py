@@ -73,6 +73,16 @@ def literal_list(items: list[exp.Expression]) -> pa.Array | None:
     return common_array(numbers)
 
 
+def _exists_query(query: exp.Expression) -> exp.Expression:
+    """EXISTS reads no column of its query: `SELECT * ...` becomes `SELECT 1 ...` (TPC-H Q21 would read every
+    column of lineitem twice), unless aggregates without GROUP BY decide its one row."""
+    inner = query.this if isinstance(query, exp.Subquery) else query
+    if not isinstance(inner, exp.Select) or any(inner.args.get(k) for k in ("group", "having", "order", "qualify")) \
+            or any(e.find(exp.AggFunc, exp.Window) for e in inner.expressions):
+        return query
+    return inner.copy().select(exp.Literal.number(1), append=False)
+
+
 class ExpressionBinder:
     def __init__(self, scope: Scope, run_subquery: SubqueryRunner, *, clause: str = "field list",
                  allow_aggregates: bool = True, outer: list[Scope] | None = None,
@@ -115,10 +125,11 @@ class ExpressionBinder:
             values = self._subquery_column(query)
             return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
         if isinstance(node, exp.Exists):
-            correlated = self._correlated(node.this)
+            query = _exists_query(node.this)
+            correlated = self._correlated(query)
             if correlated is not None:
                 return subquery_expr("exists", *correlated)
-            table = self.run_subquery(node.this)
+            table = self.run_subquery(query)
             return exp.Boolean(this=table.num_rows > 0)
         if isinstance(node, (exp.Subquery, exp.Select)):
             correlated = self._correlated(node.this if isinstance(node, exp.Subquery) else node)

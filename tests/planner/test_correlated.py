@@ -4,6 +4,7 @@ nested two deep): answers checked against DuckDB run directly on the same tables
 from __future__ import annotations
 
 import pytest
+import sqlglot
 
 from planner.duck.plan import DuckRegion
 from planner.physical.plan import to_physical
@@ -68,3 +69,29 @@ def test_expressions_duckdb_lacks_run_as_evaluator_functions(ctx: QueryContext) 
                                                             {"k": 2, "upper(d.label)": "L2"}]
     with pytest.raises(SqlError, match="Unsupported expression types"):  # the evaluator's own error
         run(ctx, "SELECT count(*) FROM fact f JOIN dim d ON f.grp = d.grp WHERE d.label REGEXP '('")
+
+
+def test_exists_reads_no_column_of_its_query(ctx) -> None:
+    """EXISTS (SELECT * ...) is planned as SELECT 1: its scan reads only what its WHERE needs; an aggregate
+    without GROUP BY (always one row) keeps its meaning."""
+    from planner.bind.bind_expr import _exists_query
+
+    def scan_widths(sql: str) -> list[int]:
+        from planner.logical import LogicalScan
+        from planner.query import plan_query
+
+        bound = plan_query(sqlglot.parse_one(sql, read="doris"), ctx)
+        found = []
+        for node in bound.plan.walk():
+            for e in node.expressions():
+                for sub in e.walk():
+                    if hasattr(sub, "plan") and sub.__class__.__name__ == "SubqueryExpr":
+                        found += [len(n.columns) for n in sub.plan.walk() if isinstance(n, LogicalScan)]
+        return found
+
+    assert _exists_query(sqlglot.parse_one("SELECT count(*) FROM t WHERE k < 0", read="doris")).sql() == \
+        "SELECT COUNT(*) FROM t WHERE k < 0"
+    assert _exists_query(sqlglot.parse_one("SELECT * FROM t WHERE k < 0", read="doris")).sql() == \
+        "SELECT 1 FROM t WHERE k < 0"
+    widths = scan_widths("SELECT 1 FROM fact f WHERE EXISTS (SELECT * FROM dim d WHERE d.grp = f.grp)")
+    assert widths and max(widths) == 1
