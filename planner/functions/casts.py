@@ -171,6 +171,9 @@ def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
         # keep one digit beyond the target scale, then round half up (as Doris does)
         txt = pc.replace_substring_regex(txt, rf"^([+-]?\d*\.\d{{0,{s + 1}}})\d*$", r"\1")
         txt = pc.replace_substring_regex(txt, r"\.$", "")
+        if p + 2 > 38 and s < 38:  # LARGEINT, DECIMAL(37+): the extra digits need DECIMAL256 on the way
+            wide = pc.round(pc.cast(txt, pa.decimal256(p + 2, s + 1)), s, round_mode="half_towards_infinity")
+            return pc.cast(wide, target, safe=False)  # too many digits were made NULL above
         wide = pc.cast(txt, pa.decimal128(min(38, p + 2), s + 1) if s < 38 else pa.decimal128(38, s))
         arr = wide
         src = arr.type

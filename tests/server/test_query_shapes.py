@@ -66,3 +66,12 @@ def test_long_literal_lists_are_cheap_and_exact(cur, shop) -> None:
         ("2",)]
     assert rows(cur, "SELECT count(*) FROM sales WHERE k IN (" + ",".join(str(i) for i in range(100)) + ", NULL)") == [
         ("3",)]
+
+
+def test_largeint_values_and_arithmetic(cur) -> None:
+    cur.execute(f"CREATE TABLE lg (k INT, big LARGEINT) DUPLICATE KEY(k) {PROPS}")
+    cur.execute("INSERT INTO lg VALUES (1, 17014118346046923173168730371588410572), (2, -5), (3, NULL)")
+    assert rows(cur, "SELECT k, big, big + 1, big * 2 FROM lg WHERE k < 3 ORDER BY k") == [
+        ("1", "17014118346046923173168730371588410572", "17014118346046923173168730371588410573",
+         "34028236692093846346337460743176821144"), ("2", "-5", "-4", "-10")]
+    assert rows(cur, "SELECT sum(big) FROM lg") == [("17014118346046923173168730371588410567",)]
