@@ -119,13 +119,15 @@ class OlapTableSource:
         check passes."""
         return self.table.keys_type != KEYS_DUP and not self.preaggregation
 
-    def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate]) -> pa.Table:
+    def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate], exact: bool = True) -> pa.Table:
+        """The rows satisfying `predicates`; with exact=False possibly more (they only narrow the read, the
+        caller filters)."""
         if self.versions is None:
             self.versions = self.engine.snapshot(self.table)
         result = self.engine.scan(ScanRequest(
             table=self.table, schema=self.schema, columns=list(columns), predicates=list(predicates),
             versions=self.versions, partition_ids=self.partition_ids, index_id=self.index_id,
-            merge=self.merge, tablet_ids=self.tablet_ids,
+            merge=self.merge, tablet_ids=self.tablet_ids, exact=exact,
         ))
         self.stats = result.stats
         if self.profile is not None:

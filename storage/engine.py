@@ -107,6 +107,7 @@ class ScanRequest:
     versions: Mapping[int, int] | None = None  # partition_id -> snapshot version; None = visible now
     merge: bool = True  # merge-on-read for AGG/UNIQUE (False: raw rows of every rowset)
     tablet_ids: Sequence[int] | None = None  # bucket pruning by the planner; None = all tablets
+    exact: bool = True  # False: the predicates only narrow (indexes, zone maps); the caller filters the rows
 
 
 @dataclass
@@ -553,8 +554,8 @@ class StorageEngine:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
             part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
-                                     () if merging else predicates, deletes[tablet.tablet_id])
-            if merging and part is not None and part.num_rows and predicates:
+                                     () if merging or not req.exact else predicates, deletes[tablet.tablet_id])
+            if merging and part is not None and part.num_rows and predicates and req.exact:
                 before = part.num_rows
                 part = part.filter(pa.array(predicate_mask(part, predicates)))
                 own.rows_vector_pred_filtered += before - part.num_rows

@@ -31,6 +31,7 @@ from planner.duck.expressions import (
     ExpressionTranslator,
     Untranslatable,
     duck_type,
+    literal,
     quote,
     same_family,
 )
@@ -51,8 +52,10 @@ from planner.logical import (
     LogicalValues,
     LogicalWindow,
 )
-from planner.physical.operators import ArrowValues, PhysicalOperator
+from planner.olap_source import OlapTableSource
+from planner.physical.operators import ArrowTableScan, ArrowValues, PhysicalOperator
 from planner.values import avg_decimal_scale, is_string, result_supertype
+from storage.predicate import ColumnPredicate, Op
 
 HEAVY = (LogicalJoin, LogicalAggregate, LogicalSort, LogicalUnion, LogicalWindow, LogicalSetOperation)
 ROWS = "_rows"  # the one column of an input that has none
@@ -145,7 +148,8 @@ class RegionBuilder:
         self.physical = physical
         self.probes = probes
         self.inputs: list[tuple[str, PhysicalOperator]] = []
-        self.input_plans: list[tuple[str, LogicalPlan]] = []  # the inputs' plans (a reused region's inputs)
+        # the inputs' plans, and whether DuckDB filters the scan (a reused region's inputs)
+        self.input_plans: list[tuple[str, LogicalPlan, bool]] = []
         self.value_sets: list[tuple[str, pa.Array]] = []
         self.functions: list[tuple[str, ArrowFunction]] = []
         self.heavy = 0
@@ -259,12 +263,18 @@ class RegionBuilder:
 
     def _input(self, plan: LogicalPlan) -> str:
         name = f"__in{len(self.inputs)}"
-        self.inputs.append((name, self.physical(plan)))
-        self.input_plans.append((name, plan))
+        op = self.physical(plan)
+        where = filter_in_duckdb(plan, op)
+        self.inputs.append((name, op))
+        self.input_plans.append((name, plan, where is not None))
         self.schema(plan)
         if not plan.output:  # count(*) reads no column: DuckDB needs one to count the rows of
-            return f"SELECT {quote(name + ROWS)} FROM {quote(name)}"
-        return f"SELECT * FROM {quote(name)}"
+            if where is None:
+                return f"SELECT {quote(name + ROWS)} FROM {quote(name)}"
+            return f"SELECT NULL AS {quote(name + ROWS)} FROM {quote(name)} WHERE {where}"
+        if where is None:
+            return f"SELECT * FROM {quote(name)}"
+        return f"SELECT {', '.join(quote(i) for i in plan.output)} FROM {quote(name)} WHERE {where}"
 
     def translate(self, plan: LogicalPlan) -> str:
         handler = _NODES.get(type(plan))
@@ -283,6 +293,45 @@ class RegionBuilder:
         names = ", ".join(quote(i) for i in plan.output)
         return DuckRegion(f"SELECT {names} FROM ({sql})", self.schema(plan), self.inputs, self.value_sets,
                           self.ctx.guard, self.functions)
+
+
+def filter_in_duckdb(plan: LogicalPlan, op: PhysicalOperator) -> str | None:
+    """An OLAP scan whose pushed predicates are its whole WHERE (the Filter above was dropped) hands them to
+    DuckDB instead: the scan then only narrows by its indexes and zone maps and serves whole (cached) columns
+    without copying them through a filter; a predicate's column the query does not read is scanned under a
+    hidden name. The condition's SQL (the scan operator is changed to match), or None."""
+    if not (isinstance(plan, LogicalScan) and plan.where is not None and plan.predicates
+            and isinstance(op, ArrowTableScan) and isinstance(op.source, OlapTableSource)):
+        return None
+    ids = {c.lower(): i for c, i in op.columns}
+    extra: list[tuple[str, str]] = []
+    conditions = []
+    for p in plan.predicates:
+        column = ids.get(p.column.lower())
+        if column is None:
+            column = ids[p.column.lower()] = f"__pred_{len(extra)}"
+            extra.append((p.column, column))
+        try:
+            t = op.source.schema.field(p.column).type
+            conditions.append(_predicate_sql(quote(column), p, t))
+        except (KeyError, Untranslatable, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return None
+    op.columns = (*op.columns, *extra)
+    op.exact = False
+    return " AND ".join(conditions)
+
+
+def _predicate_sql(column: str, p: ColumnPredicate, t: pa.DataType) -> str:
+    if p.op == Op.IS_NULL:
+        return f"{column} IS NULL"
+    if p.op == Op.IS_NOT_NULL:
+        return f"{column} IS NOT NULL"
+    values = [literal(pa.scalar(v, t)) for v in p.values]
+    if p.op in (Op.IN, Op.NOT_IN):
+        if not values:
+            raise Untranslatable("empty IN")
+        return f"{column} {'IN' if p.op == Op.IN else 'NOT IN'} ({', '.join(values)})"
+    return f"{column} {'<>' if p.op == Op.NE else p.op.value} {values[0]}"
 
 
 def has_subquery(plan: LogicalPlan) -> bool:

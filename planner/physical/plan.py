@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from planner.context import QueryContext
 from planner.duck.expressions import Untranslatable
-from planner.duck.plan import DuckRegion, RegionBuilder, has_subquery, needs_duckdb
+from planner.duck.plan import DuckRegion, RegionBuilder, filter_in_duckdb, has_subquery, needs_duckdb
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -52,7 +52,8 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
         reused = _REGIONS.get(plan)
         if reused is not None:  # the same plan again (the plan cache's): its SQL, new inputs
             sql, schema, inputs, value_sets = reused
-            return DuckRegion(sql, schema, [(name, physical(p)) for name, p in inputs], list(value_sets), ctx.guard)
+            return DuckRegion(sql, schema, [(name, _input(p, physical(p), narrow)) for name, p, narrow in inputs],
+                              list(value_sets), ctx.guard)
         builder = RegionBuilder(ctx, lambda p, kids: arrow_operator(p, kids, ctx), physical, probes)
         try:
             region = builder.region(plan)
@@ -73,6 +74,12 @@ def to_physical(plan: LogicalPlan, ctx: QueryContext, probes: dict[int, pa.Schem
         if region is not None:
             return region
     return arrow_operator(plan, [physical(c) for c in plan.children()], ctx)
+
+
+def _input(plan: LogicalPlan, op: PhysicalOperator, narrow: bool) -> PhysicalOperator:
+    if narrow:  # the region's SQL filters this scan's rows
+        filter_in_duckdb(plan, op)
+    return op
 
 
 # a translated region per plan node: a cached plan (planner/plan_cache.py) runs again without translating

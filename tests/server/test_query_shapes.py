@@ -75,3 +75,20 @@ def test_largeint_values_and_arithmetic(cur) -> None:
         ("1", "17014118346046923173168730371588410572", "17014118346046923173168730371588410573",
          "34028236692093846346337460743176821144"), ("2", "-5", "-4", "-10")]
     assert rows(cur, "SELECT sum(big) FROM lg") == [("17014118346046923173168730371588410567",)]
+
+
+def test_predicates_of_scans_under_a_join(cur, shop) -> None:
+    """Scans feeding DuckDB hand their pushed predicates to it (the scan only narrows): every predicate kind,
+    on columns the query does not select, NULLs included."""
+    cur.execute("INSERT INTO sales VALUES (3, NULL, 2.00, NULL), (2, 'd', NULL, 1.00)")
+    base = "SELECT s.k, i.cat FROM sales s JOIN item i ON s.k = i.k WHERE "
+    cases = {
+        "s.v >= 10.50": [("1", "x"), ("2", "y")],
+        "s.v != 1.50 AND s.item IN ('a', 'b', 'c')": [("1", "x"), ("2", "y")],
+        "s.item NOT IN ('a')": [("1", "x"), ("2", "y"), ("2", "y")],
+        "s.s IS NULL": [("3", "x")],
+        "s.v IS NOT NULL AND s.s < 4": [("1", "x")],
+        "s.item = 'zz'": [],
+    }
+    for where, expected in cases.items():
+        assert sorted(rows(cur, base + where)) == sorted(expected), where
