@@ -27,6 +27,7 @@ from planner.bind.subquery import OuterColumn, SubqueryExpr
 from planner.context import QueryContext, TableSource
 from planner.duck.database import cursor, memory_in_use
 from planner.duck.expressions import (
+    INLINE_IN_ITEMS,
     ArrowFunction,
     ExpressionTranslator,
     Untranslatable,
@@ -264,7 +265,7 @@ class RegionBuilder:
     def _input(self, plan: LogicalPlan) -> str:
         name = f"__in{len(self.inputs)}"
         op = self.physical(plan)
-        where = filter_in_duckdb(plan, op)
+        where = filter_in_duckdb(plan, op, self.register_set)
         self.inputs.append((name, op))
         self.input_plans.append((name, plan, where is not None))
         self.schema(plan)
@@ -295,7 +296,8 @@ class RegionBuilder:
                           self.ctx.guard, self.functions)
 
 
-def filter_in_duckdb(plan: LogicalPlan, op: PhysicalOperator) -> str | None:
+def filter_in_duckdb(plan: LogicalPlan, op: PhysicalOperator,
+                     register_set: Callable[[pa.Array], str] | None = None) -> str | None:
     """An OLAP scan whose pushed predicates are its whole WHERE (the Filter above was dropped) hands them to
     DuckDB instead: the scan then only narrows by its indexes and zone maps and serves whole (cached) columns
     without copying them through a filter; a predicate's column the query does not read is scanned under a
@@ -313,7 +315,7 @@ def filter_in_duckdb(plan: LogicalPlan, op: PhysicalOperator) -> str | None:
             extra.append((p.column, column))
         try:
             t = op.source.schema.field(p.column).type
-            conditions.append(_predicate_sql(quote(column), p, t))
+            conditions.append(_predicate_sql(quote(column), p, t, register_set))
         except (KeyError, Untranslatable, pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             return None
     op.columns = (*op.columns, *extra)
@@ -321,16 +323,22 @@ def filter_in_duckdb(plan: LogicalPlan, op: PhysicalOperator) -> str | None:
     return " AND ".join(conditions)
 
 
-def _predicate_sql(column: str, p: ColumnPredicate, t: pa.DataType) -> str:
+def _predicate_sql(column: str, p: ColumnPredicate, t: pa.DataType,
+                   register_set: Callable[[pa.Array], str] | None) -> str:
     if p.op == Op.IS_NULL:
         return f"{column} IS NULL"
     if p.op == Op.IS_NOT_NULL:
         return f"{column} IS NOT NULL"
-    values = [literal(pa.scalar(v, t)) for v in p.values]
     if p.op in (Op.IN, Op.NOT_IN):
-        if not values:
+        if not p.values:
             raise Untranslatable("empty IN")
-        return f"{column} {'IN' if p.op == Op.IN else 'NOT IN'} ({', '.join(values)})"
+        word = "IN" if p.op == Op.IN else "NOT IN"
+        if len(p.values) > INLINE_IN_ITEMS:  # a long list is an input table, not SQL text to parse
+            if register_set is None:
+                return ""  # a reused region: its SQL is made already, only the scan is set up
+            return f"{column} {word} (SELECT v FROM {register_set(pa.array(p.values, t))})"
+        return f"{column} {word} ({', '.join(literal(pa.scalar(v, t)) for v in p.values)})"
+    values = [literal(pa.scalar(v, t)) for v in p.values]
     return f"{column} {'<>' if p.op == Op.NE else p.op.value} {values[0]}"
 
 

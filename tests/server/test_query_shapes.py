@@ -92,3 +92,15 @@ def test_predicates_of_scans_under_a_join(cur, shop) -> None:
     }
     for where, expected in cases.items():
         assert sorted(rows(cur, base + where)) == sorted(expected), where
+
+
+def test_correlated_subqueries_above_joins_and_long_pushed_lists(cur, shop) -> None:
+    """A correlated EXISTS over one side of a join is evaluated above the join (Q21's shape), and a long IN
+    pushed into a scan feeding DuckDB goes as a value table (Q20's shape): the answers stay exact."""
+    assert sorted(rows(cur, "SELECT s.k, i.cat FROM sales s JOIN item i ON s.k = i.k WHERE i.cat = 'x' AND "
+                            "EXISTS (SELECT * FROM sales s2 WHERE s2.k = s.k AND s2.item <> s.item) AND NOT EXISTS "
+                            "(SELECT 1 FROM sales s3 WHERE s3.k = s.k AND s3.v > 100)")) == [("1", "x"), ("1", "x")]
+    listed = ", ".join(str(i) for i in range(1, 400))
+    assert sorted(rows(cur, f"SELECT s.k, i.cat FROM sales s JOIN item i ON s.k = i.k WHERE s.k IN ({listed}) "
+                            "AND s.k NOT IN (" + ", ".join(str(i) for i in range(2, 300)) + ")")) == [("1", "x"),
+                                                                                                   ("1", "x")]
