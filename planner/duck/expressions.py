@@ -513,3 +513,65 @@ def _if(tr: ExpressionTranslator, e: exp.If) -> str:
 @_handles(exp.Coalesce)
 def _coalesce(tr: ExpressionTranslator, e: exp.Coalesce) -> str:
     return f"coalesce({', '.join(_same_typed(tr, e, [e.this, *e.expressions]))})"
+
+
+# -- functions DuckDB computes exactly as the evaluator does -------------------------------------------
+
+_DATE_PARTS = {"YEAR": "year", "MONTH": "month", "DAY": "day", "HOUR": "hour", "MINUTE": "minute",
+               "SECOND": "second", "QUARTER": "quarter", "WEEK": "week", "DOY": "doy"}
+_PART_FUNCTIONS: dict[type[exp.Expression], str] = {
+    exp.Year: "year", exp.Month: "month", exp.Day: "day", exp.DayOfMonth: "day", exp.Quarter: "quarter",
+    exp.DayOfYear: "doy", exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second", exp.WeekOfYear: "week"}
+
+
+def _date_part(tr: ExpressionTranslator, part: str, operand: exp.Expression, e: exp.Expression) -> str:
+    if not is_temporal(tr.type_of(operand)):  # text is parsed by the evaluator's rules
+        raise Untranslatable("date part of a non-temporal value")
+    return f"CAST(date_part('{part}', {tr.sql(operand)}) AS {duck_type(tr.type_of(e))})"
+
+
+@_handles(exp.Extract)
+def _extract(tr: ExpressionTranslator, e: exp.Extract) -> str:
+    part = _DATE_PARTS.get(e.this.name.upper())
+    if part is None:
+        raise Untranslatable("EXTRACT unit")
+    return _date_part(tr, part, e.expression, e)
+
+
+def _part_function(tr: ExpressionTranslator, e: exp.Expression) -> str:
+    return _date_part(tr, _PART_FUNCTIONS[type(e)], e.this, e)
+
+
+for _cls in _PART_FUNCTIONS:
+    _HANDLERS[_cls] = _part_function
+
+
+@_handles(exp.Cast)
+def _cast(tr: ExpressionTranslator, e: exp.Cast) -> str:
+    """The casts whose result cannot differ: numbers to DOUBLE or to a wider integer / decimal, DATE <->
+    DATETIME; anything else (text, narrowing, rounding) runs in the evaluator."""
+    source, target = tr.type_of(e.this), tr.type_of(e)
+    if source == target and not is_string(target):  # CAST(s AS CHAR(2)) truncates: the evaluator's
+        return tr.sql(e.this)
+    exact = (
+        (pa.types.is_floating(target) and target.bit_width == 64 and is_numeric(source)
+         and not pa.types.is_boolean(source))
+        or (pa.types.is_integer(source) and pa.types.is_integer(target) and target.bit_width >= source.bit_width
+            and pa.types.is_signed_integer(source) and pa.types.is_signed_integer(target))
+        or (pa.types.is_decimal128(target) and pa.types.is_decimal128(source) and target.scale >= source.scale
+            and target.precision - target.scale >= source.precision - source.scale)
+        or (pa.types.is_decimal128(target) and pa.types.is_integer(source) and pa.types.is_signed_integer(source)
+            and target.precision - target.scale >= {8: 3, 16: 5, 32: 10}.get(source.bit_width, 19))
+        or (pa.types.is_date32(source) and pa.types.is_timestamp(target))
+        or (pa.types.is_timestamp(source) and pa.types.is_date32(target))
+    )
+    if not exact:
+        raise Untranslatable(f"cast from {source} to {target}")
+    return f"CAST({tr.sql(e.this)} AS {duck_type(target)})"
+
+
+@_handles(exp.Upper, exp.Lower)
+def _case_mapping(tr: ExpressionTranslator, e: exp.Expression) -> str:
+    if not is_string(tr.type_of(e.this)):
+        raise Untranslatable("case mapping of a non-string")
+    return f"{'upper' if isinstance(e, exp.Upper) else 'lower'}({tr.sql(e.this)})"

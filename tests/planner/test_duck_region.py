@@ -66,6 +66,12 @@ QUERIES = [
     "SELECT f.k FROM fact f JOIN dim d ON f.grp = d.grp WHERE f.grp IN (SELECT grp FROM dim WHERE weight < 30)",
     "SELECT f.k FROM fact f JOIN dim d ON f.grp = d.grp WHERE f.i > (SELECT avg(weight) FROM dim) - 80",
     "SELECT g, count(*) FROM fact WHERE NOT (i > 0) GROUP BY g",
+    # functions DuckDB computes itself
+    "SELECT f.k, year(f.d), month(f.d), day(f.d), quarter(f.d), dayofyear(f.d), extract(year FROM f.d), "
+    "extract(week FROM f.d), weekofyear(f.d), upper(f.g), lower(d.label) FROM fact f JOIN dim d ON f.grp = d.grp",
+    "SELECT f.k, CAST(f.i AS DOUBLE), CAST(f.v AS DOUBLE), CAST(f.k AS BIGINT), CAST(f.v AS DECIMAL(20, 4)), "
+    "CAST(f.k AS DECIMAL(12, 1)), CAST(f.d AS DATETIME), CAST(CAST(f.d AS DATETIME) AS DATE), CAST(f.v AS INT), "
+    "CAST(f.f AS DECIMAL(10, 2)), CAST(f.g AS INT) FROM fact f JOIN dim d ON f.grp = d.grp",
 ]
 
 
