@@ -64,7 +64,7 @@ class Reference:
 @dataclass(frozen=True)
 class Kit:
     name: str  # "TPC-H"
-    slug: str  # "tpch": the database name and bench/out/<slug>-sf<SF>
+    slug: str  # "tpch": bench/out/<slug>-sf<SF> and (as an identifier, `database`) the database name
     tables: tuple[str, ...]  # in CREATE order
     ddl: Callable[[str], str]
     queries: Callable[[str], Mapping[str, str]]  # variant -> name -> text (one or more statements)
@@ -78,6 +78,11 @@ class Kit:
     @property
     def query_count(self) -> int:
         return len(self.queries(self.variants[0]))
+
+    @property
+    def database(self) -> str:
+        """The slug as a database name: "ssb-star" -> ssb_star."""
+        return self.slug.replace("-", "_")
 
     def out(self, sf: float) -> Path:
         return default_out(self.slug, sf)
@@ -343,7 +348,7 @@ def _check(kit: Kit, con: duckdb.DuckDBPyConnection, ddb_statements: list[str], 
 def run_queries(kit: Kit, port: int, report: Report, data: Path, repeat: int, only: list[str] | None,
                 timeout: int, slow: float) -> None:
     con = duckdb_reference(kit, data)
-    conn, cur = connect(port, kit.slug, timeout)
+    conn, cur = connect(port, kit.database, timeout)
     for name, text in kit.queries(report.variant).items():
         if only and name not in only:
             continue
@@ -359,7 +364,7 @@ def run_queries(kit: Kit, port: int, report: Report, data: Path, repeat: int, on
         except Exception as e:  # noqa: BLE001 - any failure is this query's result, the run goes on
             result = QueryResult(name, None, k_s, None, error=_error_text(e))
             if not _alive(conn):  # lost (client timeout, server crash): the next query gets a new one
-                conn, cur = connect(port, kit.slug, timeout)
+                conn, cur = connect(port, kit.database, timeout)
         else:
             rows = sum(len(r) for r in d_out)
             if k_out is None:
@@ -399,7 +404,7 @@ def run(kit: Kit, sf: float, data: Path | None = None, repeat: int = 3, only: li
     work = Path(tempfile.mkdtemp(prefix=f"{kit.slug}-run-"))
     try:
         with dorislite_server(work / "data") as (port, proc):
-            conn, cur = connect(port, kit.slug, LOAD_TIMEOUT_S, create=True)
+            conn, cur = connect(port, kit.database, LOAD_TIMEOUT_S, create=True)
             print(f"loading {sum(rows.values()):,} rows ...", flush=True)
             create_and_load(kit, cur, report, data)
             conn.close()
