@@ -43,7 +43,7 @@ _TAIL = (
     ("group_commit_interval_ms", "10000"),
     ("group_commit_data_bytes", "134217728"),
 )
-_KNOWN = {k for k, _ in _HEAD + _TAIL} | {"replication_num"}
+_KNOWN = {k for k, _ in _HEAD + _TAIL} | {"replication_num", "in_memory"}  # in_memory: false accepted, not kept
 
 
 def _bool_validator(key: str) -> Callable[[str], str]:
@@ -221,6 +221,10 @@ def bind_properties(
     for key in ("function_column.sequence_col", "function_column.sequence_type"):
         if key in props and keys_type != KEYS_UNIQUE:
             raise analysis_error("Sequence column only support UNIQUE_KEYS")
+    if props.get("in_memory", "false").lower() not in ("false", "true"):
+        raise analysis_error("Invalid boolean value: " + props["in_memory"])
+    if props.get("in_memory", "false").lower() == "true":  # Doris 2.1 deprecated it: false is all it takes
+        raise analysis_error("Not support set 'in_memory'='true' now!")
     if "estimate_partition_size" in props and not auto_bucket:
         raise analysis_error("estimate_partition_size should only be used with BUCKETS AUTO")
 

@@ -442,3 +442,23 @@ def test_no_distribution_clause_defaults_to_auto_buckets() -> None:
     assert (uniq.distribution.type, uniq.distribution.columns) == ("HASH", ("k1",))
     agg = bind("CREATE TABLE t (k1 INT, v INT REPLACE) AGGREGATE KEY(k1)")
     assert agg.distribution.type == "HASH"
+
+
+def test_in_memory_false_is_accepted_true_refused() -> None:
+    from planner.bind.create_table import bind_create_table
+    from sql.errors import SqlError
+    from sql.parse import parse
+
+    def create(value: str):
+        (stmt,) = parse(f"CREATE TABLE t (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                        f"PROPERTIES ('replication_num' = '1', 'in_memory' = '{value}')")
+        return bind_create_table(stmt)
+
+    assert "in_memory" not in dict(create("false").properties)
+    for value, message in (("true", "Not support set 'in_memory'='true' now!"), ("yes", "Invalid boolean value")):
+        try:
+            create(value)
+        except SqlError as e:
+            assert message in e.message
+        else:
+            raise AssertionError(value)

@@ -131,3 +131,12 @@ def test_untranslatable_parts_run_on_arrow_inside_a_region(ctx: QueryContext) ->
     aggregate = op.inputs[0][1]
     assert isinstance(aggregate, AceroHashAggregate) and isinstance(aggregate.child, DuckRegion)
     assert got.equals(expected)
+
+
+def test_a_comma_join_crossing_tables_is_handed_to_duckdb_flat(ctx: QueryContext) -> None:
+    """FROM dim a, dim b, fact f WHERE f joins both: taken left-deep, a and b would be crossed first; the region
+    lists the three relations flat with every condition, for DuckDB to order."""
+    sql = "SELECT a.label, count(*) FROM dim a, dim b, fact f WHERE f.grp = a.grp AND f.k = b.grp GROUP BY a.label"
+    got, expected, op = _both(ctx, sql)
+    assert _canonical(got, False) == _canonical(expected, False)
+    assert isinstance(op, DuckRegion) and '"__j2"' in op.sql and "CROSS JOIN" not in op.sql
