@@ -541,10 +541,11 @@ class SegmentReader:
         """`column` at the sorted row ids: only the pages holding them are read and decoded."""
         if len(ids) == 0:
             return pa.array([], self._types[column])
-        cached = self._cached_column(column, stats)
+        cached = self._cached_column(column, stats, fill=len(ids) * _GATHER_SPARSITY >= self.num_rows)
         if cached is not None:
             oi = self._ordinal_index(column)
-            used = len(np.unique(np.searchsorted(oi.first_rows, ids, side="right")))
+            page_of = np.searchsorted(oi.first_rows, ids, side="right")  # ids are sorted: count the changes
+            used = int(np.count_nonzero(page_of[1:] != page_of[:-1])) + 1
             stats.pages_read += used
             stats.pages_skipped += oi.num_pages - used
             return cached.take(pa.array(ids))
@@ -581,13 +582,16 @@ class SegmentReader:
             return arr.slice(lo, len(local))
         return arr.take(pa.array(local))
 
-    def _cached_column(self, column: str, stats: ScanStats) -> pa.Array | pa.ChunkedArray | None:
-        """The whole decoded column from the column cache, decoding and keeping it on a miss; None when the
-        cache is off (then only the pages a read needs are decoded)."""
+    def _cached_column(self, column: str, stats: ScanStats, fill: bool) -> pa.Array | pa.ChunkedArray | None:
+        """The whole decoded column from the column cache; on a miss, with `fill` (the read covers most of the
+        segment), decoded whole and kept. None: the cache is off, or a narrow read missed it (then only the
+        pages it needs are decoded: decoding whole columns for narrow reads would thrash a full cache)."""
         if not COLUMNS.limit:
             return None
         cached = COLUMNS.get(self._file, column)
-        if cached is None:
+        # a narrow read fills the cache only while it has room (a point lookup's columns, kept for the next):
+        # in a full cache it would evict others for a column it barely reads
+        if cached is None and (fill or COLUMNS.used_bytes + self.num_rows * 16 <= COLUMNS.limit):
             decoding = ScanStats()  # the bytes come off the disk; the pages are counted by the read using them
             cached = self._decode_pages(column, None, decoding)[0]
             stats.bytes_read += decoding.bytes_read
@@ -598,7 +602,7 @@ class SegmentReader:
 
     def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:
         full = ranges.count() == self.num_rows
-        cached = self._cached_column(column, stats)
+        cached = self._cached_column(column, stats, fill=ranges.count() * 2 >= self.num_rows)
         if cached is not None:  # the whole column decoded: the ranges are its row positions
             oi = self._ordinal_index(column)
             used = oi.num_pages if full else len(oi.pages_for(ranges))
@@ -608,6 +612,8 @@ class SegmentReader:
                 return cached
             if len(ranges) == 1:
                 return cached.slice(int(ranges.starts[0]), int(ranges.ends[0] - ranges.starts[0]))
+            if ranges.count() * _GATHER_SPARSITY < self.num_rows:  # few rows: take them, no segment-wide mask
+                return cached.take(pa.array(ranges.to_indices()))
             return cached.filter(pa.array(ranges.to_mask(self.num_rows)))
         oi = self._ordinal_index(column)
         arr, page_starts, page_rows = self._decode_pages(column, None if full else oi.pages_for(ranges), stats)
