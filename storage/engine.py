@@ -436,7 +436,7 @@ class StorageEngine:
             lambda rowsets: self.catalog.publish(txn_id, rowsets, partition_ids, overwrite=targets,
                                                  replaced=replaced))
         shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)
-        self.readers.retire(replaced)
+        self.retire(replaced)
         return versions
 
     def install_rowsets(self, staging: Path, staged: Sequence[StagedRowset], txn_id: int,
@@ -498,6 +498,13 @@ class StorageEngine:
                 if rs is not None:
                     extra.append(rs)
         return extra
+
+    def retire(self, rowsets: Sequence[Rowset]) -> None:
+        """Rowsets a newer one replaced (compaction, INSERT OVERWRITE): their decoded columns leave the column
+        cache at once (new queries read the replacement; an older snapshot still reading them decodes pages),
+        their files go once no scan holds them."""
+        column_cache.COLUMNS.forget({os.fspath(p) for rs in rowsets for p in self.segment_paths(rs)})
+        self.readers.retire(rowsets)
 
     def abort(self, txn_id: int, reason: str = "") -> None:
         shutil.rmtree(self.staging_dir(txn_id), ignore_errors=True)

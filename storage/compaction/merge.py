@@ -314,7 +314,7 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
         engine.install_rowsets(staging, [staged], 0, publish)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    engine.readers.retire(inputs)
+    engine.retire(inputs)
     stats = MergeStats(
         input_rowsets=len(inputs), input_segments=sum(rs.num_segments for rs in data_inputs), input_rows=rows_read,
         input_bytes=sum(rs.data_size for rs in inputs), output_rows=sink.rows, output_segments=sink.segments,

@@ -96,3 +96,26 @@ def test_limits_and_be_conf(tmp_path: Path) -> None:
     assert COLUMNS.limit == 64 << 20
     column_cache.configure(None, disabled=True)
     del e
+
+
+def test_compacted_rowsets_leave_the_cache(engine: StorageEngine, no_column_cache) -> None:
+    """A compaction's inputs no longer serve new queries: their columns leave the cache when they retire, so
+    the output's columns get the room (a full cache kept them until the stale sweep)."""
+    from storage.compaction.merge import compact_rowsets
+
+    table = _table(engine)
+    rng = np.random.default_rng(5)
+    more = pa.table({"k": pa.array(rng.integers(0, 10, 100).astype(np.int32)),
+                     "d": pa.array([dt.date(2024, 2, 2)] * 100), "s": pa.array(["x"] * 100),
+                     "v": pa.array([Decimal(1)] * 100, pa.decimal128(15, 2))})
+    engine.load(table, more)
+    no_column_cache.limit = 1 << 30
+    before = table_rows(engine.scan(ScanRequest(table=table, schema=SCHEMA, columns=SCHEMA.names)).table)
+    filled = no_column_cache.used_bytes
+    assert filled > 0
+    (tablet,) = engine.catalog.tablets(table.table_id)
+    inputs = engine.catalog.rowsets(tablet.tablet_id, 1 << 62)
+    compact_rowsets(engine, table, table.base_index, tablet, inputs, inputs[0].start_version, inputs[-1].end_version)
+    assert no_column_cache.used_bytes < filled  # the inputs' columns went
+    after = table_rows(engine.scan(ScanRequest(table=table, schema=SCHEMA, columns=SCHEMA.names)).table)
+    assert after == before
