@@ -546,14 +546,7 @@ def _join(b: RegionBuilder, p: LogicalJoin) -> str:
         _inner_tree(p, leaves, joins)
         if len(leaves) > 2 and any(not j.left_keys and j.residual is None for j in joins):
             return _inner_joins(b, leaves, joins)
-    tr = b.translator(p.left, p.right)
-    conditions = []
-    for lk, rk in zip(p.left_keys, p.right_keys, strict=True):
-        if not same_family(tr.type_of(lk), tr.type_of(rk)):
-            raise Untranslatable("join keys of different kinds")
-        conditions.append(f"{tr.sql(lk)} = {tr.sql(rk)}")
-    if p.residual is not None:
-        conditions.append(tr.condition(p.residual))
+    conditions = _join_conditions(b.translator(p.left, p.right), [p])
     left, right = b.relation(p.left), b.relation(p.right)
     if p.kind in ("right_semi", "right_anti"):  # DuckDB's SEMI / ANTI JOIN keep the left side's rows
         left, right = right, left
@@ -566,13 +559,8 @@ def _join(b: RegionBuilder, p: LogicalJoin) -> str:
     return f"SELECT * FROM ({left}) {_JOIN_SQL[kind]} ({right}) ON {' AND '.join(conditions)}"
 
 
-def _inner_joins(b: RegionBuilder, leaves: list[LogicalPlan], joins: list[LogicalJoin]) -> str:
-    """A tree of inner joins holding a cartesian product as one flat `FROM r1, r2, ... WHERE <every join
-    condition>`: DuckDB orders those joins itself (a comma join `FROM dates, customer, supplier, part,
-    lineorder` taken left-deep crosses the dimensions before the fact table joins them: SSB Q4.1). Trees
-    whose every join has its keys keep the order the rewrite gave them: on Arrow inputs, without statistics,
-    DuckDB's own order was slower (TPC-H Q9 3x)."""
-    tr = b.translator(*leaves)
+def _join_conditions(tr: ExpressionTranslator, joins: list[LogicalJoin]) -> list[str]:
+    """The joins' key equalities and residual conditions as SQL."""
     conditions = []
     for j in joins:
         for lk, rk in zip(j.left_keys, j.right_keys, strict=True):
@@ -581,6 +569,16 @@ def _inner_joins(b: RegionBuilder, leaves: list[LogicalPlan], joins: list[Logica
             conditions.append(f"{tr.sql(lk)} = {tr.sql(rk)}")
         if j.residual is not None:
             conditions.append(tr.condition(j.residual))
+    return conditions
+
+
+def _inner_joins(b: RegionBuilder, leaves: list[LogicalPlan], joins: list[LogicalJoin]) -> str:
+    """A tree of inner joins holding a cartesian product as one flat `FROM r1, r2, ... WHERE <every join
+    condition>`: DuckDB orders those joins itself (a comma join `FROM dates, customer, supplier, part,
+    lineorder` taken left-deep crosses the dimensions before the fact table joins them: SSB Q4.1). Trees
+    whose every join has its keys keep the order the rewrite gave them: on Arrow inputs, without statistics,
+    DuckDB's own order was slower (TPC-H Q9 3x)."""
+    conditions = _join_conditions(b.translator(*leaves), joins)
     relations = ", ".join(f"({b.relation(leaf)}) AS {quote(f'__j{n}')}" for n, leaf in enumerate(leaves))
     return f"SELECT * FROM {relations}" + (f" WHERE {' AND '.join(conditions)}" if conditions else "")
 
