@@ -18,6 +18,8 @@ from contextlib import contextmanager
 
 import duckdb
 
+from storage.segment.column_cache import physical_memory
+
 MEMORY_SHARE = 0.4
 
 _lock = threading.Lock()
@@ -41,21 +43,12 @@ def memory_in_use() -> int:
     return int(row[0] or 0) if row else 0
 
 
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def database() -> duckdb.DuckDBPyConnection:
     global _database
     with _lock:
         if _database is None:
             config = {"threads": max(1, os.cpu_count() or 1), "temp_directory": _spill_directory}
-            memory = _physical_memory()
-            if memory:
-                config["memory_limit"] = f"{int(memory * MEMORY_SHARE) // (1 << 20)}MB"
+            config["memory_limit"] = f"{int(physical_memory() * MEMORY_SHARE) // (1 << 20)}MB"
             _database = duckdb.connect(":memory:", config=config)
         return _database
 

@@ -19,7 +19,8 @@ import pyarrow as pa
 DEFAULT_LIMIT = "20%"
 
 
-def _physical_memory() -> int:
+def physical_memory() -> int:
+    """The machine's memory in bytes (8 GiB when the system does not say)."""
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
@@ -30,7 +31,7 @@ def parse_limit(text: str | None) -> int:
     """`20%` of the machine's memory, or a byte count (`2147483648`, `4G`, `512M`)."""
     text = (text or DEFAULT_LIMIT).strip().upper()
     if text.endswith("%"):
-        return int(_physical_memory() * float(text[:-1]) / 100)
+        return int(physical_memory() * float(text[:-1]) / 100)
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
     if text[-1:] in units:
         return int(float(text[:-1]) * units[text[-1]])
