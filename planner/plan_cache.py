@@ -61,6 +61,10 @@ class PlanCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
     def holds(self, key: Hashable, current_db: str | None) -> bool:
         """Whether a plan is kept for `key` (valid or not): a cheap test before building a context."""
         return (key, current_db) in self._entries

@@ -20,6 +20,8 @@ MUTABLE_FE_KEYS = frozenset(
         "autobucket_max_buckets",
         "insert_load_default_timeout_second",
         "qe_max_connection",
+        "expr_depth_limit",
+        "expr_children_limit",
     }
 )
 

@@ -58,6 +58,7 @@ from server.show_partitions import auto_bucket_sizer, show_partitions
 from server.show_tablets import show_tablets
 from server.variables import VERSION, SessionVariables
 from sql import statements as st
+from sql.limits import ExprLimits
 from sql.parse import parse
 from sql.types import parse_type
 from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
@@ -172,7 +173,7 @@ class Session:
         cached = self._cached_query(sql)
         if cached is not None:
             return [cached]
-        statements = parse(sql, self.vars.get("sql_mode"))
+        statements = parse(sql, self.vars.get("sql_mode"), self.expr_limits())
         self._sql = sql.strip()
         self._key = sql if len(statements) == 1 else None
         if not statements:
@@ -191,6 +192,10 @@ class Session:
                 error.results = results  # type: ignore[attr-defined]  # sent before the error
                 raise
         return results
+
+    def expr_limits(self) -> ExprLimits:
+        config = self.ctx.config
+        return ExprLimits(config.get_int("expr_depth_limit", 3000), config.get_int("expr_children_limit", 10000))
 
     def init_db(self, db: str) -> None:
         if db.lower() != "information_schema" and self.ctx.engine.catalog.get_database(db) is None:
@@ -849,6 +854,8 @@ class Session:
             self.ctx.config.set_fe(key, value)
         if any(key.startswith("dynamic_partition") for key, _ in s.configs):
             self.ctx.dynamic_partitions.kick()  # a new clock or interval takes effect now
+        if any(key.startswith("expr_") for key, _ in s.configs):
+            self.ctx.plans.clear()  # a kept plan was checked against the old bounds
         return OkResult()
 
     def _where(self, table: pa.Table, where: exp.Expression | None) -> pa.Table:

@@ -20,6 +20,7 @@ from sql import expressions as dx
 from sql import statements as st
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
+from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
 
 _DIALECT = DorisLite()
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -31,9 +32,11 @@ _MODE_DIALECTS: dict[type, DorisLite] = {DorisLite: _DIALECT}
 _JOIN_HINT = re.compile(r"\bJOIN\s*\[\s*(?:SHUFFLE|BROADCAST|BUCKET_SHUFFLE|COLOCATE)\s*\]", re.IGNORECASE)
 
 
-def parse(text: str, sql_mode: str | None = None) -> list[st.Statement]:
+def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_LIMITS) -> list[st.Statement]:
     """Parse one or more `;`-separated statements (read as `sql_mode` says: PIPES_AS_CONCAT,
-    NO_BACKSLASH_ESCAPES). Raises SqlError (1064 syntax, 1105 unsupported)."""
+    NO_BACKSLASH_ESCAPES), each expression within Doris's depth and width `limits`. Raises SqlError (1064
+    syntax, 1105 unsupported or too large)."""
+    check_text(text, limits)
     if "/*!" in text:
         text = expand_executable_comments(text)
     if "[" in text:
@@ -46,7 +49,10 @@ def parse(text: str, sql_mode: str | None = None) -> list[st.Statement]:
         raise _syntax_error(e, text) from None
     except RecursionError:
         raise parse_error("errCode = 2, detailMessage = Syntax error: statement is nested too deeply") from None
-    statements = [balance_chains(e) for e in expressions if e is not None and not isinstance(e, exp.Semicolon)]
+    statements = [e for e in expressions if e is not None and not isinstance(e, exp.Semicolon)]
+    for statement in statements:
+        check_tree(statement, limits)
+    statements = [balance_chains(e) for e in statements]
     source = text.strip().rstrip(";") if len(statements) == 1 else None
     return [to_statement(e, source) for e in statements]
 
@@ -97,7 +103,8 @@ def _parse_with_value_lists(dialect: Dialect, text: str) -> list[exp.Expr | None
 # operators whose long chains (`a OR b OR c ...`, `x + y + z ...`) are rebuilt as balanced trees: the parser
 # makes them left-deep, and a 10,000-term chain would be 10,000 levels of recursion in every later pass.
 # AND / OR / || are associative outright; + and * only up to rounding and decimal scale growth, so they are
-# rebalanced only past a length no hand-written query reaches.
+# rebalanced only past a length no hand-written query reaches. A long OR's equalities on one column become
+# an IN list first.
 _CHAINS: dict[type, int] = {exp.And: 32, exp.Or: 32, exp.DPipe: 32, exp.Add: 256, exp.Mul: 256}
 
 
@@ -108,12 +115,15 @@ def balance_chains(root: exp.Expr) -> exp.Expr:
         if limit is None or type(node.parent) is kind:
             continue  # not a chain's top
         operands = _chain_operands(node, kind)
-        if len(operands) > limit:
-            balanced = _balanced(kind, operands)
-            if node is root:
-                root = balanced
-            else:
-                node.replace(balanced)
+        if len(operands) <= limit:
+            continue
+        if kind is exp.Or:
+            operands = _or_to_in(operands)
+        balanced = _balanced(kind, operands)
+        if node is root:
+            root = balanced
+        else:
+            node.replace(balanced)
     return root
 
 
@@ -128,6 +138,38 @@ def _chain_operands(node: exp.Expr, kind: type) -> list[exp.Expr]:
             stack.append(current.this)
         else:
             out.append(current)
+    return out
+
+
+def _or_to_in(operands: list[exp.Expr]) -> list[exp.Expr]:
+    """A long OR's `c = literal` terms on one column become `c IN (literals)`, as Doris's OrToIn rewrite does:
+    one value set to bind and test instead of thousands of comparisons. The other terms stay as they are."""
+    groups: dict[str, tuple[exp.Expr, list[exp.Expr]]] = {}
+    kept: list[exp.Expr] = []
+    for operand in operands:
+        term = operand.unnest() if isinstance(operand, exp.Paren) else operand
+        if isinstance(term, exp.EQ):
+            column, value = term.this, term.expression
+            if isinstance(column, exp.Literal | exp.Neg):
+                column, value = value, column
+            literal = value.this if isinstance(value, exp.Neg) else value
+            if isinstance(column, exp.Column) and isinstance(literal, exp.Literal):
+                key = column.sql()
+                if key not in groups:
+                    groups[key] = (column, [])
+                    kept.append(exp.Placeholder(this=key))
+                groups[key][1].append(value)
+                continue
+        kept.append(operand)
+    if not groups:
+        return operands
+    out: list[exp.Expr] = []
+    for operand in kept:
+        if isinstance(operand, exp.Placeholder) and operand.name in groups:
+            column, values = groups[operand.name]
+            out.append(exp.In(this=column, expressions=values) if len(values) > 1 else exp.EQ(this=column, expression=values[0]))
+        else:
+            out.append(operand)
     return out
 
 
