@@ -19,6 +19,7 @@ from sql.errors import analysis_error
 from sql.types import DorisType, parse_type
 
 _INT_RE = r"^\s*[+-]?\d+\s*$"
+_INT_CAST_RE = r"^\s*[+-]?\d{1,38}(?:\.\d*|\s*)$"
 _NUM_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
 _DEC_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$"
 _DT_RE = (
@@ -126,6 +127,12 @@ def _to_int(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array:
     if is_string(src) and strict:
         ok = pc.match_substring_regex(arr, _INT_RE)
         num: pa.Array = pc.cast(pc.utf8_trim_whitespace(pc.if_else(ok, arr, None)), pa.decimal128(38, 0))
+    elif is_string(src):
+        # Doris reads digits and a fraction it drops ('3.9' is 3); whitespace may follow digits but not a
+        # fraction ('3 ' is 3, '3.000 ' NULL); exponents and a leading '.' are not integers
+        ok = pc.match_substring_regex(arr, _INT_CAST_RE)
+        whole = pc.replace_substring_regex(pc.if_else(ok, arr, None), r"\.\d*$", "")
+        num = pc.cast(pc.utf8_trim_whitespace(whole), pa.decimal128(38, 0))
     else:
         num = _to_number(arr, strict)
     lo, hi = _INT_BOUNDS.get(target.bit_width, _INT_BOUNDS[64])

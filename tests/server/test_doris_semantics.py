@@ -67,7 +67,8 @@ ARITHMETIC = [
 ]
 CASTS = [
     ("CAST(s AS DATETIME)", None), ("CAST('1212.31' AS TINYINT)", None), ("CAST(concat(one_s, '212.31') AS INT)", "1212"),
-    ("CAST(concat('3.1', one_s) AS INT)", "3"),
+    ("CAST(concat('3.1', one_s) AS INT)", "3"), ("CAST(concat('3.000', ' ') AS INT)", None),
+    ("CAST(concat('3', ' ') AS INT)", "3"), ("CAST(concat('1e', one_s) AS INT)", None),
     ("CAST(concat('2019010', one_s) AS CHAR(2))", "20"),
     ("i = '1.5'", "0"), ("two = '1.5'", "0"), ("b = 1", None), ("one_s = 1", "1"), ("i IN ('1', 'x')", "1"),
     ("i IN ('01', '2')", "1"), ("d >= '2024-01-31 12:00:00'", "0"), ("d >= '2024-01-31'", "1"),
