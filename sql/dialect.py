@@ -45,6 +45,14 @@ def _show(this: str, **kwargs: t.Any) -> t.Callable[[DorisLiteParser], exp.Expr]
     return lambda self: self._parse_show_mysql(this, **kwargs)
 
 
+def _array_agg(args: list[exp.Expr]) -> exp.ArrayAgg:
+    """array_agg(x): Doris's takes one argument; a second is kept (sqlglot drops it) for the binder's arity error."""
+    node = exp.ArrayAgg(this=seq_get(args, 0))
+    if len(args) > 1:
+        node.set("expression", args[1])
+    return node
+
+
 class DorisLiteParser(DorisParser):
     # functions sqlglot rewrites into MySQL spellings that do not run (to_days -> datediff from '0000-01-01',
     # a date no DATE holds): kept as calls, planner/functions evaluates them
@@ -66,6 +74,13 @@ class DorisLiteParser(DorisParser):
         "HLL_UNION_AGG": lambda args: dx.HllUnionAgg(this=seq_get(args, 0)),
         "NDV": lambda args: dx.Ndv(this=seq_get(args, 0)),
         "COLLECT_LIST": lambda args: dx.CollectList(this=seq_get(args, 0), expression=seq_get(args, 1)),
+        "GROUP_ARRAY": lambda args: dx.CollectList(this=seq_get(args, 0), expression=seq_get(args, 1)),
+        "COLLECT_SET": lambda args: dx.CollectSet(this=seq_get(args, 0), expression=seq_get(args, 1)),
+        "GROUP_UNIQ_ARRAY": lambda args: dx.CollectSet(this=seq_get(args, 0), expression=seq_get(args, 1)),
+        "ARRAY_AGG": lambda args: _array_agg(args),
+        "SEQUENCE_MATCH": lambda args: dx.SequenceMatch(expressions=args),
+        "SEQUENCE_COUNT": lambda args: dx.SequenceCount(expressions=args),
+        "COUNT_BY_ENUM": lambda args: dx.CountByEnum(expressions=args),
     }
 
     CONSTRAINT_PARSERS = {
@@ -564,6 +579,8 @@ class DorisLite(Doris):
             "LARGEINT": TokenType.INT128,
             "DATEV2": TokenType.DATE,
             "DATETIMEV2": TokenType.DATETIME,
+            "DATEV1": TokenType.DATE,  # Doris converts v1 dates to v2 (enable_date_conversion)
+            "DATETIMEV1": TokenType.DATETIME,
             "DECIMALV2": TokenType.DECIMAL,
             "DECIMALV3": TokenType.DECIMAL,
             "MINUS": TokenType.EXCEPT,  # Doris's other spelling of EXCEPT

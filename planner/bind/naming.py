@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from planner.functions.casts import arrow_type_of_cast
+from sql.errors import SqlError
+
 
 def output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
@@ -25,9 +28,13 @@ def output_name(e: exp.Expression) -> str:
         return "database()"  # sqlglot prints it back as schema()
     if isinstance(e, exp.Neg) and isinstance(e.this, exp.Literal):
         return f"-{e.this.this}"
-    # Doris labels an expression with its SQL as the analyser prints it (Expression.toSql): lower-case
-    # functions under the name typed (`ifnull(x, 0)`, not coalesce), every binary operator in parentheses
-    # (`(x + 1)`, `((a > 1) AND (b < 2))`)
+    return _expression_label(e)
+
+
+def _expression_label(e: exp.Expression) -> str:
+    """Doris labels an expression with its SQL as the analyser prints it (Expression.toSql): lower-case
+    functions under the name typed (`ifnull(x, 0)`, not coalesce), every binary operator in parentheses
+    (`(x + 1)`, `((a > 1) AND (b < 2))`), casts as `cast(x as DECIMALV3(10, 2))`."""
     label = e.copy().transform(_doris_spelling, copy=False)
     for node in list(label.find_all(*_PARENTHESIZED)):
         if not isinstance(node.parent, exp.Paren):
@@ -44,6 +51,14 @@ _PARENTHESIZED = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv, exp.E
 
 
 def _doris_spelling(node: exp.Expression) -> exp.Expression:
+    if type(node) is exp.Cast and isinstance(node.args.get("to"), exp.DataType):
+        try:
+            _, target = arrow_type_of_cast(node.args["to"])
+        except SqlError:
+            return node
+        if target is not None:
+            spelled = "TEXT" if target.name == "STRING" else target.internal()
+            return exp.Var(this=f"cast({_expression_label(node.this)} as {spelled})")
     if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.this.is_string \
             and node.this.this.lstrip("-").isdigit():
         return exp.Interval(this=exp.Literal.number(node.this.this), unit=node.args.get("unit"))

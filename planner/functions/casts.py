@@ -42,9 +42,18 @@ def arrow_type_of_cast(to: exp.DataType) -> tuple[pa.DataType, DorisType | None]
     if t in (T.UBIGINT, T.UINT, T.BIGINT):
         return pa.int64(), parse_type("BIGINT")
     if t in (T.TIMESTAMPTZ, T.TIMESTAMP, T.TIMESTAMPLTZ, T.DATETIME, T.DATETIME64):
+        if to.expressions and to.expressions[0].name.isdigit():
+            scale = int(to.expressions[0].name)
+            if scale > 6:
+                raise analysis_error(f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {scale}")
+            dtype = parse_type(f"DATETIME({scale})")
+            return dtype.arrow_type(), dtype
         return pa.timestamp("us"), parse_type("DATETIME")
     if t in (T.TEXT, T.CHAR, T.NCHAR) and not to.expressions:
         return pa.string(), parse_type("STRING")
+    if t == T.INT128:
+        dtype = parse_type("LARGEINT")  # the mysql spelling of sqlglot's INT128 is not a Doris type name
+        return dtype.arrow_type(), dtype
     text = to.sql(dialect="mysql")
     try:
         dtype = parse_type(text)

@@ -181,3 +181,17 @@ def test_labels(raw) -> None:
     raw.execute("SELECT count(*), ifnull(x, 0), x + 1, sum(a), x*2+a, x > 1 AND a < 2 FROM n GROUP BY x, a")
     assert [d[0] for d in raw.description] == ["count(*)", "ifnull(x, 0)", "(x + 1)", "sum(a)", "((x * 2) + a)",
                                                "((x > 1) AND (a < 2))"]
+    # casts as Nereids prints them (Cast.toSql: `cast(x as <TYPE>)`, DECIMALV3 / DATEV2 / DATETIMEV2 / TEXT)
+    raw.execute("SELECT CAST(x AS INT), CAST(a + 1 AS DECIMAL(10, 2)), CAST(g AS DATE), CAST(g AS DATETIME(3)), "
+                "CAST(x AS STRING), CAST(x AS VARCHAR(4)), CAST(x AS LARGEINT), CAST(x AS BIGINT) FROM n LIMIT 1")
+    assert [d[0] for d in raw.description] == [
+        "cast(x as INT)", "cast((a + 1) as DECIMALV3(10, 2))", "cast(g as DATEV2)", "cast(g as DATETIMEV2(3))",
+        "cast(x as TEXT)", "cast(x as VARCHAR(4))", "cast(x as LARGEINT)", "cast(x as BIGINT)"]
+
+
+def test_largeint_and_datetime_casts(raw) -> None:
+    assert texts(raw, "SELECT CAST('12345678901234567890123456789012345678' AS LARGEINT), CAST(-5 AS LARGEINT) + 1") == [
+        ("12345678901234567890123456789012345678", "-4")]
+    assert texts(raw, "SELECT CAST('2020-01-01 00:00:01.123456' AS DATETIME(3))") == [("2020-01-01 00:00:01.123",)]
+    with pytest.raises(pymysql.err.OperationalError, match="Scale of Datetime/Time must between 0 and 6"):
+        raw.execute("SELECT CAST('2020-01-01' AS DATETIME(7))")
