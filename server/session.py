@@ -31,6 +31,7 @@ from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_part
 from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.create_table import CreateTableOptions, bind_create_table
+from planner.bind.partitions import COMMON_NAME, check_partition_name
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
 from planner.bind.views import ViewDefinition
 from planner.context import QueryContext, TableSource
@@ -651,6 +652,27 @@ class Session:
             bool(new_cols) and before.get("bloom_filter_fpp") != after.get("bloom_filter_fpp"))
         return self._alter_indexes(table, properties=props, adds=adds)
 
+    def _alter_rename(self, s: st.AlterTableRename) -> Result:
+        """Renames are catalog changes (Doris: Env.renameTable / renameRollup / renamePartition)."""
+        table = self.table(s.db, s.table)
+        self._check_normal_state(table)
+        if s.kind == "TABLE":
+            if not COMMON_NAME.match(s.new):
+                raise doris_error(f"Incorrect table name '{s.new}'", 1103, "42000")
+        elif s.kind == "PARTITION":
+            check_partition_name(s.new)
+        elif not COMMON_NAME.match(s.new):
+            raise doris_error(f"Incorrect index name '{s.new}'")
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.rename(table.table_id, s.kind, s.old, s.new)
+        return OkResult()
+
+    def _alter_comment(self, s: st.AlterTableComment) -> Result:
+        table = self.table(s.db, s.table)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.set_table_comment(table.table_id, s.comment)
+        return OkResult()
+
     def _add_rollup(self, s: st.AddRollup) -> Result:
         """Asynchronous, as in Doris: the statement creates the jobs; SHOW ALTER TABLE ROLLUP follows them."""
         table = self.table(s.db, s.table)
@@ -915,6 +937,8 @@ class Session:
         st.DropPartition: _drop_partition,
         st.ModifyPartition: _modify_partition,
         st.AddRollup: _add_rollup,
+        st.AlterTableRename: _alter_rename,
+        st.AlterTableComment: _alter_comment,
         st.DropRollup: _drop_rollup,
         st.AddIndex: _add_index,
         st.DropIndex: _drop_index,

@@ -930,6 +930,14 @@ def _alter_set(db: str | None, table: str, action: exp.Expr) -> st.Statement:
     return st.AlterTableSetProperties(db, table, tuple(props))
 
 
+def _alter_rename(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    target = action.this
+    if not isinstance(target, exp.Table) or target.args.get("db"):
+        raise unsupported("ALTER TABLE RENAME")
+    return st.AlterTableRename(db, table, "TABLE", table, target.name)
+
+
+_ALTER_ACTIONS[exp.AlterRename] = _alter_rename
 _ALTER_ACTIONS[dx.AddPartition] = _add_partition
 _ALTER_ACTIONS[dx.DropPartition] = _drop_partition
 _ALTER_ACTIONS[dx.ModifyPartition] = _modify_partition
@@ -969,11 +977,33 @@ def _cancel_alter_table(node: dx.CancelAlterTable) -> st.Statement:
     return st.CancelAlterTableRollup(db, name, tuple(_int(n) or 0 for n in node.expressions), node.name.upper())
 
 
+_NAME = r"(?:`([^`]+)`|(\w+))"
+_ALTER_TABLE_HEAD = rf"^TABLE\s+(?:{_NAME}\s*\.\s*)?{_NAME}\s+"
+_RENAME_PART = re.compile(rf"{_ALTER_TABLE_HEAD}RENAME\s+(ROLLUP|PARTITION)\s+{_NAME}\s+{_NAME}\s*;?\s*$",
+                          re.IGNORECASE)
+_MODIFY_COMMENT = re.compile(rf"{_ALTER_TABLE_HEAD}MODIFY\s+COMMENT\s+(?:'((?:[^'\\]|\\.|'')*)'|\"((?:[^\"\\]|\\.)*)\")"
+                             r"\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _alter_table_command(text: str) -> st.Statement | None:
+    """The ALTER TABLE forms sqlglot reads only as a raw Command: RENAME ROLLUP / PARTITION, MODIFY COMMENT."""
+    if m := _RENAME_PART.match(text.strip()):
+        g = m.groups()
+        return st.AlterTableRename(g[0] or g[1], g[2] or g[3], g[4].upper(), g[5] or g[6], g[7] or g[8])
+    if m := _MODIFY_COMMENT.match(text.strip()):
+        g = m.groups()
+        comment = g[4] if g[4] is not None else g[5]
+        return st.AlterTableComment(g[0] or g[1], g[2] or g[3], comment.replace("''", "'").replace("\\'", "'"))
+    return None
+
+
 def _command(node: exp.Command) -> st.Statement:
     head = str(node.this).upper()
     text = str(node.args.get("expression") or "")
     if head == "CREATE" and text.lstrip().upper().startswith("INDEX"):
         return _create_index(text)
+    if head == "ALTER" and (statement := _alter_table_command(text)) is not None:
+        return statement
     rest = text.split()
     kind = " ".join([head, *rest[:1]]).upper()
     # ADD / DROP ROLLUP and ADD / DROP / MODIFY PARTITION are supported

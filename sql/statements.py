@@ -476,6 +476,27 @@ class DropIndex(Statement):
 
 
 @dataclass(frozen=True)
+class AlterTableRename(Statement):
+    """ALTER TABLE [db.]t RENAME new / RENAME ROLLUP old new / RENAME PARTITION old new (`kind` TABLE /
+    ROLLUP / PARTITION; `old` is the table's name for TABLE)."""
+
+    db: str | None
+    table: str
+    kind: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class AlterTableComment(Statement):
+    """ALTER TABLE [db.]t MODIFY COMMENT 'text'."""
+
+    db: str | None
+    table: str
+    comment: str
+
+
+@dataclass(frozen=True)
 class AlterTableSetProperties(Statement):
     """ALTER TABLE [db.]t SET ("key" = "value", ...)."""
 

@@ -24,7 +24,7 @@ from storage.errors import StorageError
 MAX_MULTI_PARTITION_NUM = 4096  # FE config max_multi_partition_num
 MULTI_PARTITION_NAME_PREFIX = "p_"  # FE config multi_partition_name_prefix
 FORBIDDEN_PARTITION_NAME = "placeholder_"  # FeNameFormat.FORBIDDEN_PARTITION_NAME
-_PARTITION_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9\-_]{0,63}$")  # FeNameFormat.COMMON_NAME_REGEX
+COMMON_NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9\-_]{0,63}$")  # FeNameFormat.COMMON_NAME_REGEX (tables, partitions)
 
 _RANGE_TYPES = {"DATE", "DATETIME", "TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"}
 _LIST_TYPES = _RANGE_TYPES | {"CHAR", "VARCHAR", "BOOLEAN"}
@@ -126,7 +126,7 @@ def _check(rule: Callable[..., None], *args: object) -> None:
 
 def check_partition_name(name: str) -> None:
     """FeNameFormat.checkPartitionName."""
-    if not _PARTITION_NAME.match(name) or name.startswith(FORBIDDEN_PARTITION_NAME):
+    if not COMMON_NAME.match(name) or name.startswith(FORBIDDEN_PARTITION_NAME):
         raise analysis_error(f"Incorrect partition name '{name}'", 1567, "HY000")
 
 

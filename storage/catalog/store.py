@@ -594,6 +594,58 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         assert result is not None
         return result
 
+    def rename(self, table_id: int, kind: str, old: str, new: str) -> OlapTable:
+        """ALTER TABLE RENAME (`kind` TABLE: `old` ignored), RENAME ROLLUP, RENAME PARTITION: a catalog change,
+        with Doris's checks (Env.renameTable / renameRollup / renamePartition). An unpartitioned table's one
+        partition carries the table's name and is renamed with it."""
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            if kind == "TABLE":
+                if table.name == new:
+                    raise doris_error("Same table name")
+                if c.execute("SELECT 1 FROM tables WHERE db_id = ? AND lower(name) = lower(?)",
+                             (table.db_id, new)).fetchone() is not None:
+                    raise doris_error(f"Table name[{new}] is already used")
+                c.execute("UPDATE tables SET name = ? WHERE table_id = ?", (new, table_id))
+                if table.partition_info.type == "UNPARTITIONED" and len(table.partitions) == 1:
+                    only = table.partitions[0]
+                    c.execute("UPDATE partitions SET item = ? WHERE partition_id = ?",
+                              (_item_json(replace(only.item, name=new)), only.partition_id))
+                base = table.base_index
+                c.execute("UPDATE indexes SET name = ? WHERE index_id = ?", (new, base.index_id))
+            elif kind == "ROLLUP":
+                if old == new:
+                    raise doris_error("Same rollup name")
+                by_name = {i.name.lower(): i for i in table.indexes if i.index_id != table.base_index_id}
+                if old.lower() not in by_name:
+                    raise doris_error(f"Rollup index[{old}] does not exist")
+                if new.lower() in by_name or new.lower() == table.name.lower():
+                    raise doris_error(f"Rollup name[{new}] is already used")
+                c.execute("UPDATE indexes SET name = ? WHERE index_id = ?", (new, by_name[old.lower()].index_id))
+            else:
+                if table.partition_info.type == "UNPARTITIONED":
+                    raise doris_error(f"Table[{table.name}] is single partitioned. no need to rename partition name.")
+                if old.lower() == new.lower():
+                    raise doris_error("Same partition name")
+                partition = table.partition(old)
+                if partition is None:
+                    raise doris_error(f"Partition[{old}] does not exist")
+                if table.partition(new) is not None:
+                    raise doris_error(f"Partition name[{new}] is already used")
+                c.execute("UPDATE partitions SET item = ? WHERE partition_id = ?",
+                          (_item_json(replace(partition.item, name=new)), partition.partition_id))
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
+    def set_table_comment(self, table_id: int, comment: str) -> None:
+        with self._write() as c:
+            c.execute("UPDATE tables SET comment = ?, update_time = ? WHERE table_id = ?",
+                      (comment, time.time(), table_id))
+
     def set_table_properties(self, table_id: int, properties: Sequence[tuple[str, str]]) -> OlapTable:
         """Replace the table's PROPERTIES list (validated and ordered by the caller, as SHOW CREATE TABLE
         prints it)."""

@@ -1,0 +1,91 @@
+"""ALTER TABLE forms that change only the catalog: RENAME (table, rollup, partition) and MODIFY COMMENT, with
+Doris's checks and messages."""
+
+from __future__ import annotations
+
+import pymysql
+import pytest
+
+PROPS = "PROPERTIES ('replication_num' = '1')"
+
+
+def error(cur, sql: str) -> str:
+    with pytest.raises(pymysql.err.MySQLError) as info:
+        cur.execute(sql)
+    return info.value.args[1]
+
+
+@pytest.fixture
+def tables(cur) -> None:
+    cur.execute(f"CREATE TABLE sales (d DATE, k INT, v BIGINT SUM) AGGREGATE KEY(d, k) "
+                f"PARTITION BY RANGE(d) (PARTITION p1 VALUES LESS THAN ('2024-02-01'), "
+                f"PARTITION p2 VALUES LESS THAN ('2024-03-01')) DISTRIBUTED BY HASH(k) BUCKETS 1 {PROPS}")
+    cur.execute("ALTER TABLE sales ADD ROLLUP r_k (k, v)")
+    cur.execute("INSERT INTO sales VALUES ('2024-01-05', 1, 10), ('2024-02-05', 2, 20)")
+    cur.execute(f"CREATE TABLE plain (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {PROPS}")
+    cur.execute("INSERT INTO plain VALUES (1, 2)")
+
+
+def wait_rollup(cur) -> None:
+    import time
+    for _ in range(200):
+        cur.execute("SHOW ALTER TABLE ROLLUP")
+        if all(r[8] in ("FINISHED", "CANCELLED") for r in cur.fetchall()):
+            return
+        time.sleep(0.05)
+
+
+def test_rename_table_keeps_data_and_rollups(cur, tables) -> None:
+    wait_rollup(cur)
+    cur.execute("ALTER TABLE sales RENAME sales2")
+    cur.execute("SELECT k, v FROM sales2 ORDER BY k")
+    assert cur.fetchall() == ((1, 10), (2, 20))
+    assert "Unknown table" in error(cur, "SELECT * FROM sales") or "does not exist" in error(cur, "SELECT * FROM sales")
+    cur.execute("SHOW TABLES")
+    assert {r[0] for r in cur.fetchall()} == {"sales2", "plain"}
+    cur.execute("EXPLAIN SELECT k, sum(v) FROM sales2 GROUP BY k")
+    assert ".sales2(r_k), PREAGGREGATION: ON" in "\n".join(r[0] for r in cur.fetchall())
+    # an unpartitioned table's one partition is named like the table and follows it
+    cur.execute("ALTER TABLE plain RENAME TO plain2")
+    cur.execute("SHOW PARTITIONS FROM plain2")
+    assert cur.fetchall()[0][1] == "plain2"
+    cur.execute("INSERT INTO plain2 VALUES (3, 4)")
+    cur.execute("SELECT count(*) FROM plain2")
+    assert cur.fetchall() == ((2,),)
+
+
+def test_rename_table_errors(cur, tables) -> None:
+    assert error(cur, "ALTER TABLE plain RENAME plain").endswith("Same table name")
+    assert error(cur, "ALTER TABLE plain RENAME sales").endswith("Table name[sales] is already used")
+    assert "Incorrect table name '1bad'" in error(cur, "ALTER TABLE plain RENAME `1bad`")
+    assert "nope" in error(cur, "ALTER TABLE nope RENAME other")
+
+
+def test_rename_rollup_and_partition(cur, tables) -> None:
+    wait_rollup(cur)
+    cur.execute("ALTER TABLE sales RENAME ROLLUP r_k r_key")
+    cur.execute("EXPLAIN SELECT k, sum(v) FROM sales GROUP BY k")
+    assert ".sales(r_key), PREAGGREGATION: ON" in "\n".join(r[0] for r in cur.fetchall())
+    assert error(cur, "ALTER TABLE sales RENAME ROLLUP r_k r_x").endswith("Rollup index[r_k] does not exist")
+    assert error(cur, "ALTER TABLE sales RENAME ROLLUP r_key r_key").endswith("Same rollup name")
+    assert error(cur, "ALTER TABLE sales RENAME ROLLUP r_key sales").endswith("Rollup name[sales] is already used")
+
+    cur.execute("ALTER TABLE sales RENAME PARTITION p1 p_jan")
+    cur.execute("SHOW PARTITIONS FROM sales")
+    assert [r[1] for r in cur.fetchall()] == ["p_jan", "p2"]
+    cur.execute("SELECT k FROM sales PARTITION (p_jan)")
+    assert cur.fetchall() == ((1,),)
+    assert error(cur, "ALTER TABLE sales RENAME PARTITION p1 p3").endswith("Partition[p1] does not exist")
+    assert error(cur, "ALTER TABLE sales RENAME PARTITION p2 p_jan").endswith("Partition name[p_jan] is already used")
+    assert error(cur, "ALTER TABLE sales RENAME PARTITION p2 P2").endswith("Same partition name")
+    assert "Incorrect partition name" in error(cur, "ALTER TABLE sales RENAME PARTITION p2 `9x`")
+    assert error(cur, "ALTER TABLE plain RENAME PARTITION plain p").endswith(
+        "Table[plain] is single partitioned. no need to rename partition name.")
+
+
+def test_modify_comment(cur, tables) -> None:
+    cur.execute("ALTER TABLE plain MODIFY COMMENT 'daily plain numbers'")
+    cur.execute("SHOW CREATE TABLE plain")
+    assert 'COMMENT \'daily plain numbers\'' in cur.fetchall()[0][1]
+    cur.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_NAME = 'plain'")
+    assert cur.fetchall() == (("daily plain numbers",),)
