@@ -39,6 +39,7 @@ from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment import column_cache
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
+from storage.segment.page import CODECS
 from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
@@ -169,7 +170,7 @@ def segment_index_config(table: OlapTable, index: MaterializedIndexMeta) -> Segm
              if n in by_lower}
     bitmap = frozenset(by_lower[c.lower()] for d in table.index_defs if d.index_type.upper() == "BITMAP"
                        for c in d.columns if c.lower() in by_lower)
-    config = SegmentIndexConfig(bloom, bitmap)
+    config = SegmentIndexConfig(bloom, bitmap, CODECS.get(props.get("compression", "LZ4").upper(), "LZ4"))
     return config if config else None
 
 

@@ -12,6 +12,7 @@ from planner.bind.values import normalize
 from sql.errors import analysis_error
 from sql.types import DorisType, parse_type
 from storage.catalog.model import KEYS_AGG, KEYS_UNIQUE, Column
+from storage.segment.page import CODECS
 
 BLOOM_FILTER_FPP_MIN, BLOOM_FILTER_FPP_MAX = 0.0001, 0.05
 
@@ -27,6 +28,7 @@ _TAIL = (
     ("storage_medium", "hdd"),
     ("storage_format", "V2"),
     ("inverted_index_storage_format", "V1"),
+    ("compression", None),
     ("estimate_partition_size", None),
     ("enable_unique_key_merge_on_write", None),  # filled for UNIQUE tables
     ("light_schema_change", "true"),
@@ -78,6 +80,13 @@ def _choice(key: str, choices: tuple[str, ...], out: Callable[[str], str]) -> Ca
     return check
 
 
+def _compression(value: str) -> str:
+    """PropertyAnalyzer.analyzeCompressionType; the segment pages use it (storage.segment.page.CODECS)."""
+    if value.strip().upper() not in CODECS:
+        raise analysis_error(f"unknown compression type: {value}")
+    return value.strip().upper()
+
+
 def _compaction_policy(value: str) -> str:
     if value not in ("time_series", "size_based"):
         raise analysis_error("compaction_policy must be time_series or size_based")
@@ -97,6 +106,7 @@ _VALIDATORS: dict[str, Callable[[str], str]] = {
     "enable_single_replica_compaction": _bool_validator("enable_single_replica_compaction"),
     "store_row_column": _bool_validator("store_row_column"),
     "compaction_policy": _compaction_policy,
+    "compression": _compression,
     "group_commit_interval_ms": _int_validator("group_commit_interval_ms", 0),
     "group_commit_data_bytes": _int_validator("group_commit_data_bytes", 0),
 }
@@ -237,6 +247,8 @@ def bind_properties(
         props["bloom_filter_fpp"] = bloom_filter_fpp(props["bloom_filter_fpp"])
     if keys_type == KEYS_UNIQUE:
         props.setdefault("enable_unique_key_merge_on_write", "true")  # default for new tables since 2.1
+    if props.get("compression", "").strip().upper() == "LZ4F":
+        del props["compression"]  # Doris's default codec: SHOW CREATE TABLE does not print it
 
     def emit(entries: tuple[tuple[str, str | None], ...]) -> None:
         for key, default in entries:

@@ -151,6 +151,7 @@ class ColumnEncoder(ABC):
     """Splits one column (a single-chunk Arrow array) into pages and encodes them."""
 
     dictionary_page: bytes | None = None
+    codec = "LZ4"  # the table's page codec (storage.segment.page.CODECS)
 
     def __init__(self, arr: pa.Array) -> None:
         self.arr = arr
@@ -169,7 +170,7 @@ class ColumnEncoder(ABC):
         has_nulls = self.valid is not None and not self.valid[start:end].all()
         bitmap = _bitmap(self.valid, start, end) if has_nulls else b""
         return build_page(enc, end - start, bitmap + values, width=width, base=base, base2=base2,
-                          has_nulls=has_nulls)
+                          has_nulls=has_nulls, codec=self.codec)
 
 
 class IntColumnEncoder(ColumnEncoder):

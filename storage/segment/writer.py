@@ -38,9 +38,10 @@ class SegmentIndexConfig:
 
     bloom_filter: Mapping[str, float] = field(default_factory=dict)
     bitmap: frozenset[str] = frozenset()
+    compression: str = "LZ4"  # the data pages' codec (the table's `compression` property)
 
     def __bool__(self) -> bool:
-        return bool(self.bloom_filter) or bool(self.bitmap)
+        return bool(self.bloom_filter) or bool(self.bitmap) or self.compression != "LZ4"
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ def _write_file(tmp: Path, data: pa.Table, num_key_columns: int, num_short_key_c
         arrays = [col.combine_chunks() for col in data.columns]
         for fld, arr in zip(data.schema, arrays, strict=True):
             enc = make_encoder(arr)
+            enc.codec = indexes.compression
             bounds = enc.page_bounds()
             data_start = pos
             first_rows, offsets, sizes = [], [], []

@@ -89,3 +89,20 @@ def test_modify_comment(cur, tables) -> None:
     assert 'COMMENT \'daily plain numbers\'' in cur.fetchall()[0][1]
     cur.execute("SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_NAME = 'plain'")
     assert cur.fetchall() == (("daily plain numbers",),)
+
+
+def test_compression_property_chooses_the_page_codec(cur) -> None:
+    cur.execute("CREATE TABLE z (k INT, s VARCHAR(20)) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1', 'compression' = 'zstd')")
+    cur.execute("INSERT INTO z VALUES " + ", ".join(f"({i}, 'row{i}')" for i in range(5000)))
+    cur.execute("SELECT count(*), max(s) FROM z WHERE k >= 10")
+    assert cur.fetchall() == ((4990, "row999"),)
+    cur.execute("SHOW CREATE TABLE z")
+    assert '"compression" = "ZSTD"' in cur.fetchall()[0][1]
+    # Doris's default (LZ4F) is not printed; an unknown codec is refused
+    cur.execute("CREATE TABLE z2 (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1', 'compression' = 'LZ4F')")
+    cur.execute("SHOW CREATE TABLE z2")
+    assert "compression" not in cur.fetchall()[0][1]
+    assert error(cur, "CREATE TABLE z3 (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1', "
+                      "'compression' = 'brotli')").endswith("unknown compression type: brotli")
