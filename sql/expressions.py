@@ -204,3 +204,33 @@ class CollectList(exp.Expression, exp.AggFunc):
     """collect_list(x[, max_size]): a group's non-NULL values as an ARRAY (array_agg keeps the NULLs)."""
 
     arg_types = {"this": True, "expression": False}
+
+
+class CollectSet(exp.Expression, exp.AggFunc):
+    """collect_set(x[, max_size]) / group_uniq_array: a group's distinct non-NULL values as an ARRAY."""
+
+    arg_types = {"this": True, "expression": False}
+
+
+# -- Doris's aggregates of any number of arguments (the binder checks their arity and kinds) -----------------
+
+
+class SequenceMatch(exp.Expression, exp.AggFunc):
+    """sequence_match(pattern, timestamp, cond1, ...): whether a group's events, by time, hold the pattern."""
+
+    arg_types = {"expressions": False}
+    is_var_len_args = True
+
+
+class SequenceCount(exp.Expression, exp.AggFunc):
+    """sequence_count(pattern, timestamp, cond1, ...): how many non-overlapping event chains hold the pattern."""
+
+    arg_types = {"expressions": False}
+    is_var_len_args = True
+
+
+class CountByEnum(exp.Expression, exp.AggFunc):
+    """count_by_enum(x1, ...): each argument's value counts, NULLs and rows, as Doris's JSON text."""
+
+    arg_types = {"expressions": False}
+    is_var_len_args = True

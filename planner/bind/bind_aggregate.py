@@ -3,12 +3,15 @@ select / HAVING / ORDER BY expressions are rewritten to read the aggregate's out
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlglot import exp
 
 from planner.bind.bind_expr import bound_column
+from planner.bind.naming import output_name
+from planner.functions.sequences import MAX_EVENTS, parse_pattern
 from planner.logical import AggregateCall, LogicalAggregate, LogicalPlan, LogicalProject
 from sql import expressions as dx
 from sql.errors import analysis_error
@@ -76,19 +79,60 @@ def _group_concat(node: exp.GroupConcat) -> _Call:
     return _Call("group_concat", [arg], distinct, separator, order)
 
 
-_ARRAYS = {exp.ArrayAgg: "array_agg", dx.CollectList: "collect_list", exp.ArrayUniqueAgg: "collect_set"}
+_ARRAYS = {exp.ArrayAgg: "array_agg", dx.CollectList: "collect_list", exp.ArrayUniqueAgg: "collect_set",
+           dx.CollectSet: "collect_set"}
 
 
 def _array_aggregate(node: exp.AggFunc) -> _Call:
-    """array_agg / collect_list / collect_set(x [ORDER BY ...]): the group's values as an ARRAY."""
+    """array_agg / collect_list / collect_set(x [ORDER BY ...][, max_size]): the group's values as an ARRAY,
+    at most max_size of them (collect_list / collect_set; Doris's array_agg has no max_size)."""
     func = _ARRAYS[type(node)]
     arg, order = node.this, []
     if isinstance(arg, exp.Order):
         order, arg = _order_keys(arg), arg.this
-    if isinstance(arg, exp.Distinct) or arg is None or node.args.get("expression") is not None:
+    max_size = node.args.get("expression")
+    if isinstance(max_size, exp.Order):  # collect_list(x, 2 ORDER BY k): sqlglot puts the ORDER BY there
+        order, max_size = _order_keys(max_size), max_size.this
+    if isinstance(arg, exp.Distinct) or arg is None or (max_size is not None and func == "array_agg"):
         count = 0 if arg is None else len(arg.expressions) if isinstance(arg, exp.Distinct) else 2
         raise analysis_error(f"Can not found function '{func}' which has {count} arity")
-    return _Call(func, [arg], False, order=order)
+    if max_size is None:
+        return _Call(func, [arg], False, order=order)
+    limit = _max_size(func, max_size)
+    args = [arg] if limit is None else [arg, exp.Literal.number(limit)]
+    return _Call(func, args, False, order=order)
+
+
+def _max_size(func: str, node: exp.Expression) -> int | None:
+    """collect_list / collect_set's max_size as Doris applies it: cast to INT, a negative one is no limit
+    (Doris compares it unsigned), NULL skips every row (an empty ARRAY)."""
+    if isinstance(node, exp.Null):
+        return 0
+    negative = isinstance(node, exp.Neg)
+    literal = node.this if negative else node
+    try:
+        if not isinstance(literal, exp.Literal):
+            raise ValueError
+        value = int(decimal.Decimal(str(literal.this).strip()))
+    except (ValueError, ArithmeticError):
+        raise analysis_error(f"The max_size argument of {func} must be a constant integer: "
+                             f"{node.sql('mysql')}") from None
+    value = -value if negative else value
+    return None if value < 0 else value
+
+
+_VARIADIC = (dx.SequenceMatch, dx.SequenceCount, dx.CountByEnum)  # aggregates of any number of arguments
+
+
+def _literal_kind(node: exp.Expression) -> str:
+    """Nereids's class name of an argument, for the pattern error (as Doris prints it)."""
+    if isinstance(node, exp.Column):
+        return "SlotReference"
+    if isinstance(node, exp.Literal):
+        return "StringLiteral" if node.is_string else "IntegerLiteral" if node.is_int else "DecimalV3Literal"
+    if isinstance(node, exp.Null):
+        return "NullLiteral"
+    return type(node).__name__
 
 
 _SETS = (dx.BitmapUnion, dx.BitmapUnionCount, dx.BitmapUnionInt, dx.HllUnion, dx.HllUnionAgg, dx.Ndv)
@@ -179,6 +223,8 @@ class AggregateBuilder:
     def _describe(self, node: exp.AggFunc) -> _Call:
         if isinstance(node, exp.GroupConcat):
             return _group_concat(node)
+        if isinstance(node, _VARIADIC):
+            return self._variadic(node)
         if isinstance(node, _SETS):
             return _set_aggregate(node)
         if isinstance(node, tuple(_ARRAYS)):
@@ -216,12 +262,37 @@ class AggregateBuilder:
             raise analysis_error(f"{func}(DISTINCT ...) is not supported", 1235, "42000")
         return _Call(func, args, distinct and func in ("sum", "avg"))
 
-    def _user_sql(self, bound: exp.Expression) -> str:
+    def _variadic(self, node: exp.AggFunc) -> _Call:
+        """sequence_match / sequence_count(pattern, timestamp, cond1, ...) and count_by_enum(x1, ...): arity and
+        the pattern checked as Doris's FE checks them (the argument types by the aggregate, which knows them)."""
+        name = node.sql_name().lower()
+        args = list(node.expressions)
+        if any(isinstance(a, exp.Distinct) for a in args):
+            raise analysis_error(f"{name}(DISTINCT ...) is not supported", 1235, "42000")
+        if name == "count_by_enum":
+            if not args:
+                raise analysis_error("Can not found function 'count_by_enum' which has 0 arity")
+            return _Call(name, args, False)
+        if len(args) < 3:
+            raise analysis_error(f"Can not found function '{name}' which has {len(args)} arity")
+        if len(args) - 2 > MAX_EVENTS:
+            raise analysis_error(f"Aggregate function {name} supports up to {MAX_EVENTS} event arguments.")
+        pattern = args[0]
+        if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+            raise analysis_error(f"The pattern param `{self._user_sql(pattern)}` of {name} function must be string "
+                                 f"literal, but it is {_literal_kind(pattern)}")
+        parse_pattern(pattern.this, len(args) - 2, output_name(self._user_expr(node)))  # Doris's toSql
+        return _Call(name, args, False)
+
+    def _user_expr(self, bound: exp.Expression) -> exp.Expression:
         """A bound expression with the user's column spellings, for error messages."""
         def fn(n: exp.Expression) -> exp.Expression:
             return exp.column(self.id_names.get(n.name, n.name)) if isinstance(n, exp.Column) else n
 
-        return bound.copy().transform(fn, copy=False).sql("mysql")
+        return bound.copy().transform(fn, copy=False)
+
+    def _user_sql(self, bound: exp.Expression) -> str:
+        return self._user_expr(bound).sql("mysql")
 
     def _grouping(self, node: exp.Expression) -> str:
         """GROUPING(k) / GROUPING_ID(k, ...): a call over key columns (1 bits for rolled-up keys)."""

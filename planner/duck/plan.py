@@ -476,7 +476,7 @@ def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
     if f == "group_concat":
         return _group_concat(call, types[0])
     if len(args) != 1 or (call.distinct and f not in ("sum", "avg")):
-        raise Untranslatable(f"{f}(DISTINCT)")
+        raise Untranslatable(f"{f}(DISTINCT)" if call.distinct else f"aggregate {f} of {len(args)} arguments")
     t = types[0]
     d = "DISTINCT " if call.distinct else ""
     if f == "sum" and (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal128(t)):

@@ -12,10 +12,12 @@ import pyarrow.compute as pc
 
 from planner.functions.bitmaps import BITMAP, sorted_sets
 from planner.functions.casts import convert, to_string
+from planner.functions.sequences import event_masks, parse_pattern, sequence_results, timestamps
 from planner.logical import AggregateCall
 from planner.physical.operators import PhysicalOperator
 from planner.values import avg_decimal_scale, is_string
 from sql.errors import analysis_error
+from sql.types import doris_type_name
 
 _ONLY_VALID = pc.CountOptions(mode="only_valid")
 
@@ -123,10 +125,15 @@ class AceroHashAggregate(PhysicalOperator):
             column = t.column(arg).combine_chunks()
             keys = [(t.column(k).combine_chunks(), asc, first) for k, asc, first in call.order]
             distinct, keep_nulls = f == "collect_set", f == "array_agg"
-            return lambda cols: ordered_lists(cols[n], column, keys, distinct, keep_nulls)
+            # max_size: the binder's constant (no argument: no limit)
+            limit = _constant(t.column(call.args[1]).combine_chunks()) if len(call.args) > 1 else None
+            return lambda cols: ordered_lists(cols[n], column, keys, distinct, keep_nulls,
+                                              None if limit is None else int(limit or 0))
         if f in ("bitmap_union", "hll_union"):  # the group's distinct members, as one BITMAP / HLL set
             n = spec(arg, "distinct", _ONLY_VALID)
             return lambda cols: sorted_sets(pc.cast(cols[n], BITMAP))
+        if f in ("sequence_match", "sequence_count"):
+            _check_sequence_arguments(f, [t.schema.field(a).type for a in call.args])
         if f in GROUPED_ROWS:
             rows = "|row"
             if rows not in extra:
@@ -211,9 +218,9 @@ def _sort_rank(column: pa.Array, ascending: bool, nulls_first: bool) -> np.ndarr
 
 
 def ordered_lists(lists: pa.Array, column: pa.Array, keys: list[tuple[pa.Array, bool, bool]], distinct: bool,
-                  keep_nulls: bool = False) -> pa.ListArray:
+                  keep_nulls: bool = False, limit: int | None = None) -> pa.ListArray:
     """Each group's values of `column` from its row numbers, sorted by (keys, input order) with numpy: NULL values
-    dropped unless `keep_nulls`, DISTINCT keeping a value's first place in that order."""
+    dropped unless `keep_nulls`, DISTINCT keeping a value's first place in that order, the first `limit` kept."""
     parent, rows, groups = _group_rows(lists)
     sort_columns = [rows]  # np.lexsort: the last key is the primary one
     for key, ascending, nulls_first in reversed(keys):
@@ -229,6 +236,9 @@ def ordered_lists(lists: pa.Array, column: pa.Array, keys: list[tuple[pa.Array, 
         pair = parent[keep].astype(np.int64) * (len(encoded.dictionary) + 1) + codes[keep]
         _, first = np.unique(pair, return_index=True)
         keep = keep[np.sort(first)]
+    if limit is not None and len(keep):  # each group's first `limit` values (its rows are adjacent, in order)
+        grouped = parent[keep]
+        keep = keep[np.arange(len(keep)) - np.searchsorted(grouped, grouped, side="left") < limit]
     parent = parent[keep]
     counts = np.bincount(parent, minlength=groups) if len(parent) else np.zeros(groups, np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
@@ -385,9 +395,91 @@ def _percentile(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
     return _double(a + (b - a) * (pos - lo), has)
 
 
+def _constant(column: pa.Array) -> object:
+    """The value of a constant argument column (the binder's literal): its first non-NULL value, or None."""
+    present = pc.drop_null(column)
+    return present[0].as_py() if len(present) else None
+
+
+def _check_sequence_arguments(func: str, types: list[pa.DataType]) -> None:
+    """sequence_match / sequence_count's argument types, as Doris's FE checks them before any coercion."""
+    if not pa.types.is_date(types[1]) and not pa.types.is_timestamp(types[1]):
+        raise analysis_error(f"The timestamp params of {func} function must be DATE or DATETIME, but it is "
+                             f"{doris_type_name(types[1])}")
+    for i, t in enumerate(types[2:], start=3):
+        if not pa.types.is_boolean(t):
+            raise analysis_error(f"The 3th and subsequent params of {func} function must be boolean, but param {i} "
+                                 f"is {doris_type_name(t)}")
+
+
+def _sequence(counting: bool):  # noqa: ANN202
+    """sequence_match / sequence_count(pattern, timestamp, cond1, ...) of each group (planner/functions/sequences.py)."""
+    func = "sequence_count" if counting else "sequence_match"
+
+    def finish(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+        parent, rows, groups = _group_rows(lists)
+        text = _constant(columns[0])
+        if text is None:  # no row: every group (the one of an aggregate without keys) has no state
+            return pa.nulls(groups, pa.int64() if counting else pa.bool_())
+        pattern = parse_pattern(text, len(columns) - 2, func)
+        order_key, seconds, timed = timestamps(columns[1], rows)
+        bits, known = event_masks(columns[2:], rows)
+        return sequence_results(pattern, counting, parent, groups, order_key, seconds, bits, timed & known)
+
+    return finish
+
+
+def _json_keys(values: pa.Array) -> pa.Array:
+    """Strings as rapidjson writes an object's keys (Doris's count_by_enum): quoted, `"` and `\\` escaped,
+    control characters as \\b \\t \\n \\f \\r or \\u00XX, anything else as is; a key ends at a NUL
+    (rapidjson reads it as a C string)."""
+    values = pc.replace_substring_regex(values, "(?s)\\x00.*", "")
+    values = pc.replace_substring(pc.replace_substring(values, "\\", "\\\\"), '"', '\\"')
+    if len(values) and pc.any(pc.match_substring_regex(values, "[\\x01-\\x1f]")).as_py():
+        for code in range(1, 32):
+            short = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}.get(code, f"\\u{code:04X}")
+            values = pc.replace_substring(values, chr(code), short)
+    return pc.binary_join_element_wise('"', values, '"', "")
+
+
+def _count_by_enum(lists: pa.Array, columns: list[pa.Array]) -> pa.Array:
+    """count_by_enum(x1, ...): per group a JSON array with one object per argument, as Doris prints it:
+    {"cbe":{value:count, ...},"notnull":n,"null":n,"all":n}. The values are in the order Doris's hash map
+    yields a small map in: the latest first seen first. A group of no rows is []."""
+    parent, rows, groups = _group_rows(lists)
+    order = np.lexsort((rows, parent))
+    parent, rows = parent[order], rows[order]
+    total = np.bincount(parent, minlength=groups).astype(np.int64) if len(parent) else np.zeros(groups, np.int64)
+    taken = pa.array(rows, pa.int64())
+    objects = []
+    for column in columns:
+        text = pc.cast(to_string(column.take(taken)), pa.string())
+        encoded = pc.dictionary_encode(text)
+        valid = pc.is_valid(text).to_numpy(zero_copy_only=False)
+        codes = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
+        at, owner = np.flatnonzero(valid), parent[valid]
+        notnull = np.bincount(owner, minlength=groups).astype(np.int64)
+        width = len(encoded.dictionary) + 1
+        pairs, first, counts = np.unique(owner * width + codes, return_index=True, return_counts=True)
+        owner, codes = pairs // width, pairs % width
+        latest = np.lexsort((-at[first], owner))
+        owner, codes, counts = owner[latest], codes[latest], counts[latest]
+        keys = _json_keys(encoded.dictionary.cast(pa.string())).take(pa.array(codes, pa.int64()))
+        entries = pc.binary_join_element_wise(keys, pc.cast(pa.array(counts, pa.int64()), pa.string()), ":")
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(owner, minlength=groups))]).astype(np.int32)
+        counted = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), entries.cast(pa.string())), ",")
+        numbers = [pc.cast(pa.array(v, pa.int64()), pa.string()) for v in (notnull, total - notnull, total)]
+        objects.append(pc.binary_join_element_wise(
+            '{"cbe":{', counted, '},"notnull":', numbers[0], ',"null":', numbers[1], ',"all":', numbers[2], "}", ""))
+    joined = pc.binary_join_element_wise(*objects, ",")
+    text = pc.binary_join_element_wise("[", joined, "]", "")
+    return pc.if_else(pa.array(total > 0), text, pa.scalar("[]", pa.string()))
+
+
 GROUPED_ROWS = {
     "corr": _corr, "covar": _covar(sample=False), "covar_samp": _covar(sample=True),
     "group_bit_and": _bits(np.bitwise_and), "group_bit_or": _bits(np.bitwise_or),
     "group_bit_xor": _bits(np.bitwise_xor), "max_by": _by(largest=True), "min_by": _by(largest=False),
-    "percentile": _percentile,
+    "percentile": _percentile, "sequence_match": _sequence(counting=False), "sequence_count": _sequence(counting=True),
+    "count_by_enum": _count_by_enum,
 }
