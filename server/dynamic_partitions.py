@@ -41,6 +41,7 @@ class DynamicPartitions:
         self.scheduler = DynamicPartitionScheduler(engine.catalog, self.bucket_policy, self.now)
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._pass = threading.Lock()  # one pass at a time: the background loop's or a statement's
 
     def now(self) -> datetime:
         text = self.config.get(DEBUG_CLOCK_KEY, "").strip()
@@ -67,14 +68,21 @@ class DynamicPartitions:
         """Run a pass now (a config change, a table switched to dynamic)."""
         self._wake.set()
 
+    def run_pass(self) -> None:
+        """One scheduling pass over every dynamic table, now, in the caller's thread (ADMIN SET FRONTEND
+        CONFIG of the clock returns after it, so what it changes is visible to the next statement)."""
+        if not self.config.get_bool("dynamic_partition_enable", True):
+            return
+        with self._pass:
+            try:
+                self.scheduler.run_once()
+            except Exception:  # noqa: BLE001 - the scheduler must outlive any one failure
+                log.exception("dynamic partition scheduler pass failed")
+
     def _loop(self) -> None:
         self.engine.opened.wait()
         while True:
-            if self.config.get_bool("dynamic_partition_enable", True):
-                try:
-                    self.scheduler.run_once()
-                except Exception:  # noqa: BLE001 - the scheduler must outlive any one failure
-                    log.exception("dynamic partition scheduler pass failed")
+            self.run_pass()
             interval = max(1, self.config.get_int("dynamic_partition_check_interval_seconds", 600))
             self._wake.wait(interval)
             self._wake.clear()

@@ -844,7 +844,8 @@ class Session:
         db = self._db(s.db)
         if self.ctx.engine.catalog.get_database(db) is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-        return ResultSet(show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, self.ctx.dynamic_partitions.show_rows(db)))
+        table = show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, self.ctx.dynamic_partitions.show_rows(db))
+        return ResultSet(self._where(table, s.where))
 
     def _show_partitions(self, s: st.ShowPartitions) -> Result:
         db = self._db(s.db)
@@ -874,8 +875,10 @@ class Session:
                 raise doris_error(f"Config '{key}' is not mutable")
         for key, value in s.configs:
             self.ctx.config.set_fe(key, value)
-        if any(key.startswith("dynamic_partition") for key, _ in s.configs):
-            self.ctx.dynamic_partitions.kick()  # a new clock or interval takes effect now
+        if any(key == "dynamic_partition_debug_current_time" for key, _ in s.configs):
+            self.ctx.dynamic_partitions.run_pass()  # the new clock's partitions exist when the statement returns
+        elif any(key.startswith("dynamic_partition") for key, _ in s.configs):
+            self.ctx.dynamic_partitions.kick()  # a new interval or switch takes effect now
         if any(key.startswith("expr_") for key, _ in s.configs):
             self.ctx.plans.clear()  # a kept plan was checked against the old bounds
         return OkResult()

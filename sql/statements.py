@@ -308,6 +308,7 @@ class ShowTablets(Statement):
 @dataclass(frozen=True)
 class ShowDynamicPartitionTables(Statement):
     db: str | None
+    where: exp.Expression | None = None  # Doris's grammar has no WHERE: taken rather than ignored
 
 
 @dataclass(frozen=True)
