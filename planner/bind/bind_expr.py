@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from planner.bind.scope import Scope, unknown_column
@@ -123,6 +124,8 @@ class ExpressionBinder:
             if correlated is not None:
                 return subquery_expr("in", self._one_column(correlated[0]), correlated[1], self.bind(node.this))
             values = self._subquery_column(query)
+            if len(values) > 1:  # a subquery's column repeats values; the set each once
+                values = pc.unique(values)
             return exp.In(this=self.bind(node.this), expressions=[const_node(values)])
         if isinstance(node, exp.Exists):
             query = _exists_query(node.this)

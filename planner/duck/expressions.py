@@ -219,10 +219,22 @@ class ExpressionTranslator:
         types = [visible[c] for c in columns]
         for t in [result, *types]:
             duck_type(t)  # raises Untranslatable for a type DuckDB cannot carry
-        expression = e.copy().transform(lambda n: exp.column(n.id, quoted=True) if isinstance(n, OuterColumn) else n,
-                                        copy=False)
+        expression = e.copy().transform(self._folded, copy=False)
         name = self.subqueries.register_function(ArrowFunction(expression, columns, types, result, self.ctx, []))
         return f"{name}({', '.join(quote(c) for c in columns)})"
+
+    def _folded(self, n: exp.Expression) -> exp.Expression:
+        """An ArrowFunction's expression: outer columns as plain reads, constant parts (`cast('1999-03-20' as
+        date)`) computed once here rather than for every batch DuckDB hands it."""
+        if isinstance(n, OuterColumn):
+            return exp.column(n.id, quoted=True)
+        if isinstance(n, exp.Literal | ArrowConst | exp.Null | exp.Boolean) or not is_constant(n):
+            return n
+        try:
+            value = Evaluator(self.empty, self.ctx).eval(n)
+        except Exception:  # noqa: BLE001 - left for the evaluator to raise per batch, as before
+            return n
+        return const_node(value) if isinstance(value, pa.Scalar) else n
 
     def condition(self, e: exp.Expression) -> str:
         """A WHERE / ON / HAVING condition: boolean (or NULL) typed, NULL meaning false as in the Filter."""
@@ -484,9 +496,14 @@ def _same_typed(tr: ExpressionTranslator, e: exp.Expression, parts: list[exp.Exp
     texts = []
     for p in parts:
         t = tr.type_of(p)
-        if t != out and not pa.types.is_null(t):
+        if t == out:
+            texts.append(tr.sql(p))
+        elif pa.types.is_null(t):
+            texts.append(f"CAST(NULL AS {duck_type(out)})")
+        elif exact_conversion(t, out) and not (pa.types.is_timestamp(t) and pa.types.is_date32(out)):
+            texts.append(f"CAST({tr.sql(p)} AS {duck_type(out)})")  # `THEN int_col ELSE 0`: widened
+        else:
             raise Untranslatable("branches of different types")
-        texts.append(tr.sql(p) if t == out else f"CAST(NULL AS {duck_type(out)})")
     return texts
 
 
@@ -553,7 +570,16 @@ def _cast(tr: ExpressionTranslator, e: exp.Cast) -> str:
     source, target = tr.type_of(e.this), tr.type_of(e)
     if source == target and not is_string(target):  # CAST(s AS CHAR(2)) truncates: the evaluator's
         return tr.sql(e.this)
-    exact = (
+    if not exact_conversion(source, target):
+        raise Untranslatable(f"cast from {source} to {target}")
+    return f"CAST({tr.sql(e.this)} AS {duck_type(target)})"
+
+
+def exact_conversion(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether DuckDB's CAST from `source` to `target` gives the evaluator's value for every input: numbers to
+    DOUBLE, signed integers to a wider one or a wide enough decimal, decimals to a wider decimal, DATE <->
+    DATETIME."""
+    return (
         (pa.types.is_floating(target) and target.bit_width == 64 and is_numeric(source)
          and not pa.types.is_boolean(source))
         or (pa.types.is_integer(source) and pa.types.is_integer(target) and target.bit_width >= source.bit_width
@@ -565,9 +591,6 @@ def _cast(tr: ExpressionTranslator, e: exp.Cast) -> str:
         or (pa.types.is_date32(source) and pa.types.is_timestamp(target))
         or (pa.types.is_timestamp(source) and pa.types.is_date32(target))
     )
-    if not exact:
-        raise Untranslatable(f"cast from {source} to {target}")
-    return f"CAST({tr.sql(e.this)} AS {duck_type(target)})"
 
 
 @_handles(exp.Upper, exp.Lower)

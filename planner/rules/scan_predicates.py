@@ -7,6 +7,7 @@ columns, ...); a conversion that would change the value (1.5 against an INT colu
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from planner.context import QueryContext
@@ -74,6 +75,9 @@ def _value_set(values: pa.Array, col_type: pa.DataType) -> tuple | None:
         converted = values.cast(col_type)
         if converted.cast(values.type) != values:
             return None
+        # a subquery's column repeats its values: each distinct one once, in order, for the index probes
+        converted = pc.unique(converted)
+        converted = pc.array_take(converted, pc.array_sort_indices(converted)) if len(converted) > 1 else converted
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     return tuple(converted.to_pylist())

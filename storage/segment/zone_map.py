@@ -9,6 +9,8 @@ semantics the caller's exact filter uses. A float page holding NaN gets [-inf, +
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,10 +58,53 @@ def probe_scalars(values: tuple, arrow_type: pa.DataType) -> tuple[pa.Scalar | N
     """to_scalar of each value, memoised: a scan converts the same predicate values for every segment.
     The key carries the values' Python types, since 1, 1.0 and True are equal (and hash alike) yet need
     not convert alike."""
+    if len(values) > MAX_IN_VALUES:
+        return value_set(values, arrow_type).scalars
     try:
         return _cached_scalars(arrow_type, values, tuple(map(type, values)))
     except TypeError:  # an unhashable value
         return tuple(to_scalar(v, arrow_type) for v in values)
+
+
+@dataclass(frozen=True)
+class ValueSet:
+    """A long IN list probed against zone maps: converted once per scan, not per segment and page; such a
+    list prunes by its smallest and largest value."""
+
+    scalars: tuple[pa.Scalar | None, ...]
+    exact: bool  # every value converted losslessly
+    lo: pa.Scalar | None = None
+    hi: pa.Scalar | None = None
+
+
+_VALUE_SETS: OrderedDict[tuple[int, pa.DataType], tuple[tuple, ValueSet]] = OrderedDict()
+_VALUE_SETS_LOCK = threading.Lock()
+
+
+def value_set(values: tuple, arrow_type: pa.DataType) -> ValueSet:
+    """The ValueSet of one predicate's values, kept while the same tuple is probed (keyed by identity: hashing
+    a list of 100,000 values for every segment would cost what the cache saves)."""
+    key = (id(values), arrow_type)
+    with _VALUE_SETS_LOCK:
+        hit = _VALUE_SETS.get(key)
+        if hit is not None and hit[0] is values:
+            _VALUE_SETS.move_to_end(key)
+            return hit[1]
+    try:  # one conversion of the whole list; lossless only if every value comes back as given
+        arr = pa.array(values, type=arrow_type)
+        exact = arr.null_count == 0 and arr.to_pylist() == list(values)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        arr, exact = None, False
+    if not exact or arr is None or not len(arr):
+        result = ValueSet(tuple(to_scalar(v, arrow_type) for v in values), False)
+    else:
+        bounds = pc.min_max(arr)
+        result = ValueSet(tuple(arr), True, bounds["min"], bounds["max"])
+    with _VALUE_SETS_LOCK:
+        _VALUE_SETS[key] = (values, result)
+        while len(_VALUE_SETS) > 16:
+            _VALUE_SETS.popitem(last=False)
+    return result
 
 
 def build_zone_maps(arr: pa.Array, bounds: np.ndarray) -> pa.RecordBatch:
@@ -167,13 +212,14 @@ class ZoneMapIndex:
         values = pred.values
         if op in (Op.IN, Op.NOT_IN) and not values:
             return np.zeros(len(self.has_null), bool) if op == Op.IN else self.has_not_null.copy()
+        if op == Op.IN and len(values) > MAX_IN_VALUES:
+            vs = value_set(values, self.type)
+            if not vs.exact:
+                return np.ones(len(self.has_null), bool)
+            return self.has_not_null & self._ge_min(vs.hi) & self._le_max(vs.lo)
         scalars = probe_scalars(values, self.type)
         if not scalars or any(s is None for s in scalars):
             return np.ones(len(self.has_null), bool)
-        if op == Op.IN and len(scalars) > MAX_IN_VALUES:
-            lo = min(scalars, key=lambda s: s.as_py())
-            hi = max(scalars, key=lambda s: s.as_py())
-            return self.has_not_null & self._ge_min(hi) & self._le_max(lo)
         mask = self._compare(op, list(scalars))
         return self.has_not_null & mask if mask is not None else np.ones(len(self.has_null), bool)
 
@@ -213,6 +259,10 @@ class ZoneMapIndex:
         values = pred.values
         if op in (Op.IN, Op.NOT_IN) and not values:
             return False if op == Op.IN else self._segment_has_not_null
+        if op == Op.IN and len(values) > MAX_IN_VALUES:
+            vs = value_set(values, self.type)
+            return not vs.exact or (self._segment_has_not_null and bounds[0] <= vs.hi.as_py()
+                                    and bounds[1] >= vs.lo.as_py())
         scalars = probe_scalars(values, self.type)
         if not scalars or any(s is None for s in scalars):
             return True
@@ -231,8 +281,6 @@ class ZoneMapIndex:
         if op == Op.GE:
             return bool(hi >= vs[0])
         if op == Op.IN:
-            if len(vs) > MAX_IN_VALUES:
-                return bool(lo <= max(vs) and hi >= min(vs))
             return any(lo <= v <= hi for v in vs)
         if op in (Op.NE, Op.NOT_IN):
             return not any(lo == v and hi == v for v in vs)
