@@ -489,6 +489,8 @@ def _aggregate_call(call: AggregateCall, child: pa.Schema) -> str:
         return _SIMPLE_AGGREGATES[f].format(args[0])
     if f.startswith(("stddev", "variance")) and (pa.types.is_integer(t) or pa.types.is_floating(t)):
         return _SIMPLE_AGGREGATES[f].format(args[0])
+    if f.startswith(("stddev", "variance")) and pa.types.is_decimal128(t):  # a DOUBLE, as the Arrow aggregate's
+        return _SIMPLE_AGGREGATES[f].format(f"CAST({args[0]} AS DOUBLE)")
     raise Untranslatable(f"aggregate {f} of {t}")
 
 
