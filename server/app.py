@@ -13,6 +13,7 @@ from server.http_api import CompactionApi, HttpApiServer
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
 from server.variables import GlobalVariables
+from sql.types import parse_type
 from storage.engine import StorageEngine
 
 log = logging.getLogger("dorislite")
@@ -24,6 +25,7 @@ class DorisLite:
         self.root = Path(config.get("meta_dir", "data")).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.engine = StorageEngine(self.root, config.be)
+        self.engine.arrow_type = lambda text: parse_type(text).arrow_type()  # segments read through schema changes
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.users = UserStore(self.root / "users.json")
         root_password = config.get("root_password", "")

@@ -30,6 +30,7 @@ from planner.bind.bind_alter import (
 from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_partition, bind_modify_partition
 from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
+from planner.bind.bind_schema_change import bind_schema_change
 from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.bind.partitions import COMMON_NAME, check_partition_name
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
@@ -67,6 +68,7 @@ from storage.catalog.store import TXN_ABORTED, new_label
 from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
 from storage.engine import Overwrite, StorageEngine
+from storage.tablet.delete_filter import delete_columns
 from storage.tablet.partition_router import route_partitions
 
 log = logging.getLogger("dorislite.session")
@@ -667,6 +669,35 @@ class Session:
             self.ctx.engine.catalog.rename(table.table_id, s.kind, s.old, s.new)
         return OkResult()
 
+    def _alter_columns(self, s: st.AlterColumns) -> Result:
+        """ADD / DROP / MODIFY / RENAME COLUMN, ORDER BY: a light schema change, one catalog commit; the rows
+        already written are read through the new schema."""
+        table = self.table(s.db, s.table)
+        self._check_normal_state(table)
+        self._check_delete_columns(table, s)
+        change = bind_schema_change(table, s)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.change_schema(table.table_id, change.columns, change.indexes,
+                                                  change.partition_info, change.distribution, change.properties,
+                                                  change.index_defs)
+        return OkResult()
+
+    def _check_delete_columns(self, table: OlapTable, s: st.AlterColumns) -> None:
+        """A DELETE's condition names its columns as they were called: renaming or dropping one waits until
+        compaction has applied the deletes that name it."""
+        touched = {c.old.lower(): c.old for c in s.clauses if isinstance(c, st.RenameColumn)}
+        touched |= {c.name.lower(): c.name for c in s.clauses if isinstance(c, st.DropColumn) and c.rollup is None}
+        if not touched:
+            return
+        catalog = self.ctx.engine.catalog
+        for tablet in catalog.tablets(table.table_id, index_id=table.base_index_id):
+            deletes = [rs for rs in catalog.all_rowsets(tablet.tablet_id) if rs.kind == "DELETE"]
+            for name in delete_columns(deletes):
+                if name.lower() in touched:
+                    raise doris_error(f"Column[{touched[name.lower()]}] is used by a DELETE condition not yet "
+                                      "compacted away; run compaction on the table before renaming or "
+                                      "dropping it")
+
     def _alter_comment(self, s: st.AlterTableComment) -> Result:
         table = self.table(s.db, s.table)
         with self.ctx.ddl_lock:
@@ -942,6 +973,7 @@ class Session:
         st.AddRollup: _add_rollup,
         st.AlterTableRename: _alter_rename,
         st.AlterTableComment: _alter_comment,
+        st.AlterColumns: _alter_columns,
         st.DropRollup: _drop_rollup,
         st.AddIndex: _add_index,
         st.DropIndex: _drop_index,

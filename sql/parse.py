@@ -18,6 +18,7 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from sql import expressions as dx
 from sql import statements as st
+from sql.alter_columns import is_alter_columns, parse_alter_columns
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
@@ -37,6 +38,8 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
     NO_BACKSLASH_ESCAPES), each expression within Doris's depth and width `limits`. Raises SqlError (1064
     syntax, 1105 unsupported or too large)."""
     check_text(text, limits)
+    if is_alter_columns(text):
+        return [parse_alter_columns(text, _read_column)]
     if "/*!" in text:
         text = expand_executable_comments(text)
     if "[" in text:
@@ -385,6 +388,24 @@ def _column(node: exp.ColumnDef) -> st.ColumnDefinition:
         key, value = handler(kind)
         fields[key] = value
     return st.ColumnDefinition(name=node.name, type=node.args["kind"], **fields)  # type: ignore[arg-type]
+
+
+def _read_column(text: str) -> tuple[st.ColumnDefinition, str | None]:
+    """One column definition of ALTER TABLE ... COLUMN (with AFTER c / FIRST), read by the dialect."""
+    try:
+        (node,) = _DIALECT.parse(f"ALTER TABLE __t ADD COLUMN {text}")
+    except SqlglotError as e:
+        raise _syntax_error(e, text) from None
+    actions = node.args.get("actions") if isinstance(node, exp.Alter) else None
+    if not actions or len(actions) != 1 or not isinstance(actions[0], exp.ColumnDef):
+        raise parse_error(f"errCode = 2, detailMessage = Syntax error in column definition: {text}")
+    column = actions[0]
+    position = column.args.get("position")
+    where = None
+    if isinstance(position, exp.ColumnPosition):
+        where = "FIRST" if str(position.args.get("position") or "").upper() == "FIRST" else \
+            position.this.name if position.this is not None else None
+    return _column(column), where
 
 
 def _index(node: exp.IndexColumnConstraint) -> st.IndexDesc:

@@ -498,6 +498,53 @@ class AlterTableComment(Statement):
 
 
 @dataclass(frozen=True)
+class AddColumns:
+    """ADD COLUMN c ... / ADD COLUMN (c1 ..., c2 ...): each definition with its position (None, "FIRST" or
+    the column it goes after)."""
+
+    columns: tuple[tuple[ColumnDefinition, str | None], ...]
+    rollup: str | None = None
+
+
+@dataclass(frozen=True)
+class DropColumn:
+    name: str
+    rollup: str | None = None
+
+
+@dataclass(frozen=True)
+class ModifyColumn:
+    column: ColumnDefinition
+    position: str | None = None
+    rollup: str | None = None
+
+
+@dataclass(frozen=True)
+class RenameColumn:
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class ReorderColumns:
+    names: tuple[str, ...]
+    rollup: str | None = None
+
+
+ColumnClause = AddColumns | DropColumn | ModifyColumn | RenameColumn | ReorderColumns
+
+
+@dataclass(frozen=True)
+class AlterColumns(Statement):
+    """ALTER TABLE [db.]t <column clause>, ... [PROPERTIES (...)] (sql.alter_columns)."""
+
+    db: str | None
+    table: str
+    clauses: tuple[ColumnClause, ...]
+    properties: str = ""  # as written; Doris takes e.g. ("timeout" = "...") here
+
+
+@dataclass(frozen=True)
 class AlterTableSetProperties(Statement):
     """ALTER TABLE [db.]t SET ("key" = "value", ...)."""
 

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from storage.catalog.model import (
     KEYS_DUP,
+    Column,
     MaterializedIndexMeta,
     OlapTable,
     Rowset,
@@ -41,6 +42,7 @@ from storage.segment import column_cache
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
 from storage.segment.page import CODECS
 from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment
+from storage.segment.schema_view import WantedColumn, segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, merge_parts
@@ -159,6 +161,20 @@ def reject_masks(table: OlapTable, data: pa.Table) -> tuple[np.ndarray, list[tup
     return positions, checks
 
 
+def _default_scalar(column: Column, t: pa.DataType) -> pa.Scalar:
+    """The value rows written before `column` existed read as: its DEFAULT (NULL for none, and for
+    CURRENT_TIMESTAMP, which has no one value for the past)."""
+    text = column.default
+    if text is None or text.upper() in ("NULL", "CURRENT_TIMESTAMP", "NOW()", "CURRENT_TIMESTAMP()"):
+        return pa.scalar(None, t)
+    try:
+        if pa.types.is_boolean(t):
+            return pa.scalar(text.strip().lower() in ("1", "true"), t)
+        return pa.scalar(text).cast(t)
+    except (pa.ArrowException, ValueError):
+        return pa.scalar(None, t)
+
+
 def segment_index_config(table: OlapTable, index: MaterializedIndexMeta) -> SegmentIndexConfig | None:
     """The bloom filter (`bloom_filter_columns` / `bloom_filter_fpp` properties) and bitmap (`INDEX ... USING
     BITMAP`) indexes of the columns `index` holds, as the segment writer takes them; None when there are
@@ -170,7 +186,8 @@ def segment_index_config(table: OlapTable, index: MaterializedIndexMeta) -> Segm
              if n in by_lower}
     bitmap = frozenset(by_lower[c.lower()] for d in table.index_defs if d.index_type.upper() == "BITMAP"
                        for c in d.columns if c.lower() in by_lower)
-    config = SegmentIndexConfig(bloom, bitmap, CODECS.get(props.get("compression", "LZ4").upper(), "LZ4"))
+    config = SegmentIndexConfig(bloom, bitmap, CODECS.get(props.get("compression", "LZ4").upper(), "LZ4"),
+                                {c.name: c.unique_id for c in index.columns})
     return config if config else None
 
 
@@ -290,6 +307,25 @@ class StorageEngine:
         self.compaction_config = CompactionConfig.from_mapping(self.config)
         # set by the compaction manager: asked for a cumulative compaction of a tablet near the version limit
         self.compaction_trigger: Callable[[int, str], object] | None = None
+        # Doris type text -> Arrow type, set by the server (sql.types owns the mapping): reading segments
+        # through a changed schema (storage.segment.schema_view) needs the current types
+        self.arrow_type: Callable[[str], pa.DataType] | None = None
+        self._wanted: dict[tuple, tuple[WantedColumn, ...] | None] = {}
+
+    def wanted_columns(self, index: MaterializedIndexMeta) -> tuple[WantedColumn, ...] | None:
+        """The columns a reader of `index` asks segments for (current names, ids, types, defaults); None when
+        the engine has no type mapping (segments are then read as written)."""
+        if self.arrow_type is None:
+            return None
+        key = (index.index_id, index.columns)
+        got = self._wanted.get(key)
+        if got is None and key not in self._wanted:
+            got = tuple(WantedColumn(c.name, c.unique_id, t, _default_scalar(c, t))
+                        for c in index.columns for t in [self.arrow_type(c.type)])
+            if len(self._wanted) > 1024:
+                self._wanted.clear()
+            self._wanted[key] = got
+        return got
 
     # ------------------------------------------------------------ lifecycle
 
@@ -555,14 +591,22 @@ class StorageEngine:
         read_cols = self._with_delete_columns(read_cols, canon, deletes.values(), index)
 
         stats = ScanStats()
-        segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging)
+        wanted = self.wanted_columns(index)
+        segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging, wanted)
                     for t in tablets}
+
+        # an AGGREGATE table distributed at random holds equal keys in several tablets: they merge across tablets
+        # (Doris aggregates above such a scan), so the value predicates wait for that merge
+        across = merging and table.distribution.type == "RANDOM" and len(tablets) > 1
 
         def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
             part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
                                      () if merging or not req.exact else predicates, deletes[tablet.tablet_id])
+            if across:
+                own.scan_time_ns += time.perf_counter_ns() - started
+                return (None if part is None or part.num_rows == 0 else part), own
             if merging and part is not None and part.num_rows and predicates and req.exact:
                 before = part.num_rows
                 part = part.filter(pa.array(predicate_mask(part, predicates)))
@@ -589,6 +633,14 @@ class StorageEngine:
             if part is not None:
                 pieces.append(part)
         out_schema = self._output_schema(req, requested)
+        if across and pieces:
+            merged = merge_parts(pieces, index) if len(pieces) > 1 else pieces[0]
+            if predicates and req.exact and merged.num_rows:
+                before = merged.num_rows
+                merged = merged.filter(pa.array(predicate_mask(merged, predicates)))
+                stats.rows_vector_pred_filtered += before - merged.num_rows
+            stats.rows_returned = merged.num_rows
+            pieces = [merged.select(requested)] if merged.num_rows else []
         if not pieces:
             return ScanResult(out_schema.empty_table(), stats)
         if not requested:  # COUNT(*) without columns: Arrow cannot concatenate row counts alone
@@ -606,7 +658,8 @@ class StorageEngine:
         return list(dict.fromkeys(read_cols + [canon[n.lower()] for n in names]))
 
     def _segments(self, rowsets: Sequence[Rowset], prune: Sequence[ColumnPredicate], stats: ScanStats,
-                  narrow: bool) -> list[tuple[Rowset, list[tuple[SegmentReader, Narrowed | None]]]]:
+                  narrow: bool, wanted: tuple[WantedColumn, ...] | None = None
+                  ) -> list[tuple[Rowset, list[tuple[SegmentReader, Narrowed | None]]]]:
         """The DATA rowsets' segments that may hold matching rows: the segment zone maps first (one
         comparison per predicate on cached metadata), then, when `narrow`, the whole index narrowing, so the
         caller knows how much is left to read before it hands work to scan threads."""
@@ -620,6 +673,8 @@ class StorageEngine:
             prefix = f"{data_dir}{os.sep}{rs.tablet_id}{os.sep}{rs.rowset_id}_"
             for i in range(rs.num_segments):
                 reader = open_segment(f"{prefix}{i}.dat")
+                if wanted:
+                    reader = segment_for(reader, wanted)
                 stats.segments_total += 1
                 if not reader.may_contain(prune):
                     stats.segments_filtered += 1

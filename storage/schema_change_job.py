@@ -30,6 +30,7 @@ from storage.catalog.rollup_jobs import JobStateChanged
 from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StagedRowset, StorageEngine, segment_index_config
 from storage.segment.reader import SegmentReader
+from storage.segment.schema_view import segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segment
 from storage.tablet.aggregation import key_column_names
 
@@ -118,9 +119,12 @@ class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
         for rs in stale:
             new_id = uuid.uuid4().hex
             size = 0
+            wanted = self.engine.wanted_columns(index)
             for i, path in enumerate(self.engine.segment_paths(rs)):
                 reader = SegmentReader(path)
-                data = reader.read(reader.schema.names)
+                # a segment from before a schema change is rewritten in the current one
+                data = (segment_for(reader, wanted).read([c.name for c in index.columns]) if wanted
+                        else reader.read(reader.schema.names))
                 size += write_segment(stage / f"{new_id}_{i}.dat", data, n_keys, index.short_key_column_count,
                                       config)
             staged.append(StagedRowset(tablet_id=tablet_id, partition_id=0, rowset_id=new_id,

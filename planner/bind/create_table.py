@@ -72,7 +72,7 @@ def bind_create_table(stmt: st.CreateTable, options: CreateTableOptions = Create
 
     keys_type, key_names = _keys(stmt, types)
     _check_keys(stmt.columns, keys_type, key_names)
-    columns = tuple(_bind_column(c, types[c.name.lower()], i < len(key_names), keys_type)
+    columns = tuple(bind_column(c, types[c.name.lower()], i < len(key_names), keys_type)
                     for i, c in enumerate(stmt.columns))
 
     props = dict(stmt.properties)
@@ -214,7 +214,7 @@ def short_key_column_count(key_types: list[DorisType]) -> int:
 # -- columns --------------------------------------------------------------------------------------------
 
 
-def _bind_column(col: st.ColumnDefinition, t: DorisType, is_key: bool, keys_type: str) -> Column:
+def bind_column(col: st.ColumnDefinition, t: DorisType, is_key: bool, keys_type: str) -> Column:
     if col.auto_increment:
         raise analysis_error(f"AUTO_INCREMENT is not supported yet: column[{col.name}]")
     if is_key:

@@ -641,6 +641,40 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         assert result is not None
         return result
 
+    def change_schema(self, table_id: int, columns: Sequence[Column], indexes: Sequence[MaterializedIndexMeta],
+                      partition_info: PartitionInfo, distribution: DistributionInfo,
+                      properties: Sequence[tuple[str, str]], index_defs: Sequence[IndexDef]) -> OlapTable:
+        """A light schema change in one commit: the new base and index schemas (columns with unique_id < 0 are
+        new and get fresh ids, never reused, so a segment's dropped column cannot come back under a new one
+        of the same name) and the definitions that name columns."""
+        with self._write() as c:
+            if c.execute("SELECT 1 FROM tables WHERE table_id = ?", (table_id,)).fetchone() is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            fresh: dict[str, int] = {}
+
+            def with_ids(cols: Sequence[Column]) -> tuple[Column, ...]:
+                out = []
+                for col in cols:
+                    if col.unique_id < 0:
+                        if col.name.lower() not in fresh:
+                            fresh[col.name.lower()] = self._allocate(c)
+                        col = replace(col, unique_id=fresh[col.name.lower()])
+                    out.append(col)
+                return tuple(out)
+
+            base = with_ids(columns)
+            c.execute("UPDATE tables SET columns = ?, partition_info = ?, distribution = ?, properties = ?, "
+                      "index_defs = ?, update_time = ? WHERE table_id = ?",
+                      (_columns_json(base), _dumps(asdict(partition_info)), _dumps(asdict(distribution)),
+                       _dumps([list(p) for p in properties]), _dumps([asdict(d) for d in index_defs]), time.time(),
+                       table_id))
+            for index in indexes:
+                c.execute("UPDATE indexes SET columns = ?, short_key_column_count = ? WHERE index_id = ?",
+                          (_columns_json(with_ids(index.columns)), index.short_key_column_count, index.index_id))
+            result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
     def set_table_comment(self, table_id: int, comment: str) -> None:
         with self._write() as c:
             c.execute("UPDATE tables SET comment = ?, update_time = ? WHERE table_id = ?",

@@ -53,6 +53,7 @@ from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, OlapTable, Ro
 from storage.errors import StorageError
 from storage.segment.reader import SegmentReader
 from storage.segment.row_ranges import RowRanges
+from storage.segment.schema_view import WantedColumn, segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segment
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
 
@@ -226,11 +227,13 @@ class _SegmentSink:
 
 def merge_segments(paths_by_rowset: Sequence[tuple[Rowset, Sequence[Path]]], index: MaterializedIndexMeta,
                    sink: _SegmentSink, deletes: Sequence[Rowset] = (),
-                   batch_rows: int | None = None) -> tuple[int, int]:
-    """Merge the segments (rowsets oldest first) into `sink`; returns (rows read, rows deleted)."""
+                   batch_rows: int | None = None, wanted: Sequence[WantedColumn] | None = None) -> tuple[int, int]:
+    """Merge the segments (rowsets oldest first) into `sink`; returns (rows read, rows deleted). `wanted`: the
+    index's current columns, when segments may predate a schema change (the output has the new schema)."""
     keys = key_column_names(index)
     columns = [c.name for c in index.columns]
-    readers = [(rs, SegmentReader(p)) for rs, paths in paths_by_rowset for p in paths]
+    readers = [(rs, segment_for(SegmentReader(p), wanted) if wanted else SegmentReader(p))
+               for rs, paths in paths_by_rowset for p in paths]
     if not readers:
         return 0, 0
     first = readers[0][1].schema
@@ -294,7 +297,7 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
             rows_read, rows_deleted = merge_segments(
                 [(rs, engine.segment_paths(rs)) for rs in data_inputs], index, sink,
                 [rs for rs in inputs if rs.kind == "DELETE"],
-                batch_rows)
+                batch_rows, engine.wanted_columns(index))
         except FileNotFoundError:
             live = {rs.rowset_id for rs in engine.catalog.rowsets(tablet.tablet_id, ALL_VERSIONS)}
             gone = [rs.rowset_id for rs in inputs if rs.rowset_id not in live]

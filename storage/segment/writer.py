@@ -23,6 +23,7 @@ from storage.segment.bloom_filter import BloomFilterIndexWriter
 from storage.segment.encoding import check_supported, make_encoder
 from storage.segment.format import MAGIC, ColumnMeta, Footer, PagePointer, write_tail
 from storage.segment.ordinal_index import encode_ordinal_index
+from storage.segment.schema_view import with_uids
 from storage.segment.short_key_index import build_short_key_page, short_key_columns
 from storage.segment.zone_map import build_zone_maps, encode_zone_map_page
 
@@ -39,9 +40,10 @@ class SegmentIndexConfig:
     bloom_filter: Mapping[str, float] = field(default_factory=dict)
     bitmap: frozenset[str] = frozenset()
     compression: str = "LZ4"  # the data pages' codec (the table's `compression` property)
+    column_ids: Mapping[str, int] = field(default_factory=dict)  # the catalog's unique id of each column
 
     def __bool__(self) -> bool:
-        return bool(self.bloom_filter) or bool(self.bitmap) or self.compression != "LZ4"
+        return bool(self.bloom_filter) or bool(self.bitmap) or self.compression != "LZ4" or bool(self.column_ids)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,8 @@ def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns
 def write_segment(path: Path, data: pa.Table, num_key_columns: int, num_short_key_columns: int,
                   indexes: SegmentIndexConfig | None = None) -> int:
     """Write one segment file; returns its size in bytes."""
+    if indexes is not None and indexes.column_ids:
+        data = with_uids(data, dict(indexes.column_ids))  # read back by id after renames (schema_view)
     tmp = path.with_name(path.name + ".tmp")
     try:
         size = _write_file(tmp, data, num_key_columns, num_short_key_columns, indexes or SegmentIndexConfig())

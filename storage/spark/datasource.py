@@ -203,6 +203,9 @@ class TabletReader(DataSourceReader):
             # no tablet holds data: Spark still runs one task, with InputPartition(None), for an empty read
             return
         engine = read_only_engine(self.root)
+        # segments written before a schema change are read through the current one (types from the schema)
+        types = {c.type: self.full_schema.field(c.name).type for c in self.table.columns}
+        engine.arrow_type = types.__getitem__
         try:
             result = engine.scan(ScanRequest(
                 table=self.table, schema=self.full_schema, columns=self.columns, predicates=self.predicates,

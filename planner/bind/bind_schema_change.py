@@ -1,0 +1,382 @@
+"""ALTER TABLE ... ADD / DROP / MODIFY / RENAME COLUMN and ORDER BY: Doris's SchemaChangeHandler rules and
+messages, applied clause by clause to the table's base and rollup schemas.
+
+Every change bound here is a light one: the catalog changes and the segments already written are read through
+the new schema (storage.segment.schema_view: columns found by unique id, added ones read as their default,
+widened ones cast). That covers adding columns (key or value: a column that is constant in the old rows keeps
+them sorted), dropping value columns, renames, widening a type, comments, defaults and moving value columns.
+A change that would need the rows rewritten (dropping or reordering key columns, narrowing or converting a
+type) is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from planner.bind.create_table import bind_column, short_key_column_count
+from sql import statements as st
+from sql.errors import SqlError, analysis_error
+from sql.types import DorisType, parse_type, type_from_sqlglot
+from storage.catalog.model import (
+    KEYS_AGG,
+    KEYS_DUP,
+    KEYS_UNIQUE,
+    Column,
+    DistributionInfo,
+    IndexDef,
+    MaterializedIndexMeta,
+    OlapTable,
+    PartitionInfo,
+)
+
+NEW_COLUMN_ID = -1  # the catalog gives the column its unique id when it commits the change
+
+
+@dataclass(frozen=True)
+class SchemaChange:
+    """The table's definition after the statement: what the catalog stores in one commit."""
+
+    columns: tuple[Column, ...]
+    indexes: tuple[MaterializedIndexMeta, ...]
+    partition_info: PartitionInfo
+    distribution: DistributionInfo
+    properties: tuple[tuple[str, str], ...]
+    index_defs: tuple[IndexDef, ...]
+
+
+def ddl_error(detail: str) -> SqlError:
+    return analysis_error(detail)
+
+
+class _Schemas:
+    """The schemas being changed: base and rollups by name (case-insensitive), columns as lists."""
+
+    def __init__(self, table: OlapTable) -> None:
+        self.table = table
+        self.base_name = table.base_index.name
+        self.cols: dict[int, list[Column]] = {i.index_id: list(i.columns) for i in table.indexes}
+        self.by_name = {i.name.lower(): i for i in table.indexes}
+        self.partition_info = table.partition_info
+        self.distribution = table.distribution
+        self.properties = list(table.properties)
+        self.index_defs = list(table.index_defs)
+
+    @property
+    def base(self) -> list[Column]:
+        return self.cols[self.table.base_index_id]
+
+    def rollup(self, name: str | None) -> MaterializedIndexMeta | None:
+        if name is None:
+            return None
+        index = self.by_name.get(name.lower())
+        if index is None:
+            raise ddl_error(f"Index[{name}] does not exist in table[{self.table.name}]")
+        if index.index_id == self.table.base_index_id:
+            return None  # naming the base index is naming no rollup
+        return index
+
+
+def _find(columns: list[Column], name: str) -> int:
+    return next((i for i, c in enumerate(columns) if c.name.lower() == name.lower()), -1)
+
+
+def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
+    s = _Schemas(table)
+    for clause in stmt.clauses:
+        if isinstance(clause, st.AddColumns):
+            for definition, position in clause.columns:
+                _add(s, definition, position, clause.rollup)
+        elif isinstance(clause, st.DropColumn):
+            _drop(s, clause)
+        elif isinstance(clause, st.ModifyColumn):
+            _modify(s, clause)
+        elif isinstance(clause, st.RenameColumn):
+            _rename(s, clause)
+        else:
+            _reorder(s, clause)
+    for index in table.indexes:
+        _check_order(s.cols[index.index_id], index.name)
+    indexes = tuple(
+        replace(i, columns=tuple(s.cols[i.index_id]),
+                short_key_column_count=_short_keys(i, s.cols[i.index_id]))
+        for i in table.indexes)
+    return SchemaChange(tuple(s.base), indexes, s.partition_info, s.distribution, tuple(s.properties),
+                        tuple(s.index_defs))
+
+
+def _short_keys(index: MaterializedIndexMeta, columns: list[Column]) -> int:
+    before = [c.name for c in index.columns if c.is_key]
+    after = [c.name for c in columns if c.is_key]
+    if before == after:
+        return index.short_key_column_count
+    return short_key_column_count([parse_type(c.type) for c in columns if c.is_key])
+
+
+def _check_order(columns: list[Column], index_name: str) -> None:
+    seen_value = False
+    for c in columns:
+        if not c.is_key:
+            seen_value = True
+        elif seen_value:
+            raise ddl_error(f"Invalid column order. value should be after key. index[{index_name}]")
+    if not any(c.is_key for c in columns):
+        raise ddl_error(f"Index[{index_name}] must have at least one key column")
+
+
+# -- ADD COLUMN -------------------------------------------------------------------------------------------------
+def _new_column(s: _Schemas, d: st.ColumnDefinition) -> Column:
+    keys_type = s.table.keys_type
+    name = d.name
+    if keys_type == KEYS_AGG:
+        if d.is_key and d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on key column: {name}")
+        is_key = d.agg_type is None
+    elif keys_type == KEYS_UNIQUE:
+        if d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on column in Unique data model table: {name}")
+        is_key = d.is_key
+    else:
+        if d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on column in Duplicate data model table: {name}")
+        is_key = d.is_key
+    t = type_from_sqlglot(d.type)
+    column = bind_column(d, t, is_key, keys_type)
+    if column.aggregation == "SUM" and column.default is not None and column.default != "0":
+        raise ddl_error(f"The default value of '{name}' with SUM aggregation function must be zero")
+    if (keys_type == KEYS_AGG and s.distribution.type == "RANDOM"
+            and column.aggregation in ("REPLACE", "REPLACE_IF_NOT_NULL")):
+        raise ddl_error(f"Can not add value column with aggregation type {column.aggregation} for olap table "
+                        f"with random distribution : {name}")
+    if not column.nullable and column.default is None:
+        column = replace(column, default=_zero(t, name))
+    return replace(column, unique_id=NEW_COLUMN_ID)
+
+
+def _zero(t: DorisType, name: str) -> str:
+    """What old rows hold in a NOT NULL column added without DEFAULT (its type's zero)."""
+    if t.is_string:
+        return ""
+    if t.is_date:
+        raise ddl_error(f"Can not add NOT NULL column '{name}' of type {t} without a DEFAULT value: the rows "
+                        "already loaded need one")
+    return "0"
+
+
+def _insert(columns: list[Column], column: Column, position: str | None, *, check_repeat: bool = True) -> None:
+    if check_repeat and _find(columns, column.name) >= 0:
+        raise ddl_error(f"Repeatedly add column: {column.name}")
+    if position == "FIRST":
+        columns.insert(0, column)
+        return
+    if position is not None:
+        at = _find(columns, position)
+        if at < 0:
+            raise ddl_error(f"Column[{position}] does not found")
+        columns.insert(at + 1, column)
+        return
+    if column.is_key:
+        last_key = max((i for i, c in enumerate(columns) if c.is_key), default=-1)
+        columns.insert(last_key + 1, column)
+    else:
+        columns.append(column)
+
+
+def _add(s: _Schemas, d: st.ColumnDefinition, position: str | None, rollup_name: str | None) -> None:
+    if _find(s.base, d.name) >= 0:
+        raise ddl_error(f"Can not add column which already exists in base table: {d.name}")
+    column = _new_column(s, d)
+    rollup = s.rollup(rollup_name)
+    if rollup is not None and s.table.keys_type == KEYS_DUP and not column.is_key and rollup.keys_type == KEYS_AGG:
+        raise ddl_error("Please add non-key column on base table directly")
+    if s.table.keys_type == KEYS_UNIQUE and column.is_key:
+        for columns in s.cols.values():  # a UNIQUE key column goes into every index
+            _insert(columns, column, position if columns is s.base else None)
+        return
+    _insert(s.base, column, position if rollup is None or not column.is_key else None)
+    if rollup is not None:
+        _insert(s.cols[rollup.index_id], column, position)
+
+
+# -- DROP COLUMN ------------------------------------------------------------------------------------------------
+def _drop(s: _Schemas, clause: st.DropColumn) -> None:
+    name = clause.name
+    table = s.table
+    rollup = s.rollup(clause.rollup)
+    if rollup is not None:
+        columns = s.cols[rollup.index_id]
+        at = _find(columns, name)
+        if at < 0:
+            raise ddl_error(f"Column does not exists: {name}")
+        if columns[at].is_key:
+            raise _rewrite_needed(f"dropping key column {name} from rollup {rollup.name}")
+        del columns[at]
+        return
+    at = _find(s.base, name)
+    if at < 0:
+        raise ddl_error(f"Column does not exists: {name}")
+    column = s.base[at]
+    if any(p.lower() == name.lower() for p in s.partition_info.columns):
+        raise ddl_error(f"Can not drop partition column[{column.name}]")
+    if s.distribution.type == "HASH" and any(c.lower() == name.lower() for c in s.distribution.columns):
+        raise ddl_error(f"Can not drop distribution column[{column.name}]")
+    if column.is_key:
+        if table.keys_type == KEYS_UNIQUE:
+            raise ddl_error("Can not drop key column in Unique data model table")
+        if table.keys_type == KEYS_AGG and any(c.aggregation in ("REPLACE", "REPLACE_IF_NOT_NULL") for c in s.base):
+            raise ddl_error("Can not drop key column when table has value column with REPLACE aggregation method")
+        raise _rewrite_needed(f"dropping key column {column.name}")
+    if props := dict(s.properties).get("function_column.sequence_col"):
+        if props.lower() == name.lower():
+            raise ddl_error(f"Can not drop sequence mapping column[{column.name}] in Unique data model table"
+                            f"[{table.name}]")
+    for columns in s.cols.values():
+        i = _find(columns, name)
+        if i >= 0:
+            if columns[i].is_key and columns is not s.base:
+                raise _rewrite_needed(f"dropping column {column.name}, a key of a rollup")
+            del columns[i]
+    s.index_defs = [d for d in s.index_defs if not any(c.lower() == name.lower() for c in d.columns)]
+    s.properties = _without_bloom_column(s.properties, name)
+
+
+def _without_bloom_column(properties: list[tuple[str, str]], name: str) -> list[tuple[str, str]]:
+    out = []
+    for key, value in properties:
+        if key == "bloom_filter_columns":
+            kept = [c.strip() for c in value.split(",") if c.strip() and c.strip().lower() != name.lower()]
+            if not kept:
+                continue
+            value = ", ".join(kept)
+        out.append((key, value))
+    if not any(k == "bloom_filter_columns" for k, _ in out):
+        out = [(k, v) for k, v in out if k != "bloom_filter_fpp"]
+    return out
+
+
+def _rewrite_needed(what: str) -> SqlError:
+    return ddl_error(f"Unsupported schema change: {what} needs the rows rewritten (a heavy schema change "
+                     "job), which this server does not run yet")
+
+
+# -- MODIFY COLUMN ----------------------------------------------------------------------------------------------
+_WIDER_INTS = ["TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"]
+
+
+def _check_type_change(old: DorisType, new: DorisType) -> None:
+    if str(old) == str(new):
+        return
+    if old.name in _WIDER_INTS and new.name in _WIDER_INTS:
+        if _WIDER_INTS.index(new.name) >= _WIDER_INTS.index(old.name):
+            return
+    elif old.name == "FLOAT" and new.name == "DOUBLE":
+        return
+    elif old.name in ("VARCHAR", "CHAR") and new.name == old.name:
+        if (new.length or 0) >= (old.length or 0):
+            return
+        raise ddl_error("Cannot shorten string length")
+    elif old.name == "VARCHAR" and new.name == "STRING":
+        return
+    elif old.name == "DECIMAL" and new.name == "DECIMAL":
+        if new.scale == old.scale and (new.precision or 0) >= (old.precision or 0):
+            return
+    elif old.name == "DATETIME" and new.name == "DATETIME" and (new.precision or 0) >= (old.precision or 0):
+        return
+    if old.name == "DECIMAL" or new.name == "DECIMAL" or old.name in _WIDER_INTS and new.name in _WIDER_INTS:
+        raise ddl_error(f"Can not change {old} to {new}")
+    raise _rewrite_needed(f"changing a column from {old} to {new}")
+
+
+def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
+    d = clause.column
+    rollup = s.rollup(clause.rollup)
+    if rollup is not None and clause.position is None:
+        raise ddl_error("Do not need to specify index name when just modifying column type")
+    at = _find(s.base, d.name)
+    if at < 0:
+        raise ddl_error(f"Column[{d.name}] does not exists")
+    old = s.base[at]
+    keys_type = s.table.keys_type
+    if keys_type == KEYS_AGG:
+        if d.is_key and d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on key column: {d.name}")
+        is_key = d.agg_type is None
+    elif keys_type == KEYS_UNIQUE:
+        if d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on column in Unique data model table: {d.name}")
+        is_key = old.is_key
+    else:
+        if d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on column in Duplicate data model table: {d.name}")
+        is_key = old.is_key or d.is_key
+    new_type = type_from_sqlglot(d.type)
+    column = bind_column(d, new_type, is_key, keys_type)
+    if column.is_key != old.is_key:
+        raise ddl_error(f"Can not change column {old.name} from {'key' if old.is_key else 'value'} to "
+                        f"{'key' if column.is_key else 'value'}")
+    if keys_type == KEYS_AGG and column.aggregation != old.aggregation:
+        raise ddl_error(f"Can not change aggregation type: {old.aggregation} to {column.aggregation}")
+    if old.nullable and not column.nullable:
+        raise ddl_error("Can not change from nullable to non-nullable")
+    _check_type_change(parse_type(old.type), new_type)
+    column = replace(column, name=old.name, unique_id=old.unique_id)
+    target = s.cols[rollup.index_id] if rollup is not None else s.base
+    i = _find(target, d.name)
+    if i < 0:
+        raise ddl_error(f"Column[{d.name}] does not exists")
+    if clause.position is not None:
+        if column.is_key:
+            raise _rewrite_needed(f"moving key column {old.name}")
+        if clause.position != "FIRST" and _find(target, clause.position) < 0:
+            raise ddl_error(f"Column[{clause.position}] does not exists")
+        moved = target.pop(i)
+        _insert(target, moved, clause.position, check_repeat=False)
+    for columns in s.cols.values():  # the new definition in every index holding the column
+        j = _find(columns, d.name)
+        if j >= 0:
+            columns[j] = replace(column, is_key=columns[j].is_key, aggregation=columns[j].aggregation)
+
+
+# -- RENAME COLUMN / ORDER BY -----------------------------------------------------------------------------------
+def _rename(s: _Schemas, clause: st.RenameColumn) -> None:
+    old, new = clause.old, clause.new
+    if old == new:
+        raise ddl_error("Same column name")
+    if dict(s.properties).get("light_schema_change", "true") != "true":
+        raise ddl_error(f"Table[{s.table.name}] does not support light schema change: can not rename column")
+    if _find(s.base, old) < 0:
+        raise ddl_error(f"Column[{old}] does not exists")
+    if _find(s.base, new) >= 0 and old.lower() != new.lower():
+        raise ddl_error(f"Column name[{new}] is already used")
+    for columns in s.cols.values():
+        j = _find(columns, old)
+        if j >= 0:
+            columns[j] = replace(columns[j], name=new)
+
+    def renamed(names: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(new if n.lower() == old.lower() else n for n in names)
+
+    s.partition_info = replace(s.partition_info, columns=renamed(s.partition_info.columns))
+    s.distribution = replace(s.distribution, columns=renamed(s.distribution.columns))
+    s.index_defs = [replace(d, columns=renamed(d.columns)) for d in s.index_defs]
+    out = []
+    for key, value in s.properties:
+        if key == "bloom_filter_columns":
+            value = ", ".join(renamed(tuple(c.strip() for c in value.split(",") if c.strip())))
+        elif key == "function_column.sequence_col" and value.lower() == old.lower():
+            value = new
+        out.append((key, value))
+    s.properties = out
+
+
+def _reorder(s: _Schemas, clause: st.ReorderColumns) -> None:
+    rollup = s.rollup(clause.rollup)
+    columns = s.cols[rollup.index_id] if rollup is not None else s.base
+    names = [n.lower() for n in clause.names]
+    if len(set(names)) != len(names):
+        raise ddl_error("Reorder stmt contains duplicate columns")
+    if sorted(names) != sorted(c.name.lower() for c in columns):
+        raise ddl_error("Reorder stmt should contains all columns")
+    ordered = [columns[_find(columns, n)] for n in clause.names]
+    if [c.name for c in ordered if c.is_key] != [c.name for c in columns if c.is_key]:
+        raise _rewrite_needed("reordering key columns")
+    columns[:] = ordered
