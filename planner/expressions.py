@@ -310,7 +310,17 @@ def comparable(a: Value, b: Value) -> tuple[Value, Value]:
 
 def temporal_text_type(t: pa.DataType, text: Value) -> pa.DataType:
     """The type a DATE / DATETIME is compared with text as: its own, except that a DATE meets a text with a
-    time of day as DATETIME (Doris: `d >= '2024-01-31 12:00:00'` is false for 2024-01-31)."""
+    time of day as DATETIME (Doris: `d >= '2024-01-31 12:00:00'` is false for 2024-01-31), and a DATETIME(p)
+    meets a text with more fractional digits at the text's precision (`DATETIME(0) = '... 00:00:00.5'` is false)."""
+    if pa.types.is_timestamp(t):
+        step = {"s": 1_000_000, "ms": 1_000}.get(t.unit)
+        if step is None:
+            return t
+        if isinstance(text, pa.Scalar):
+            stamp = convert(text, pa.timestamp("us"))
+            if not stamp.is_valid or stamp.value % step == 0:
+                return t
+        return pa.timestamp("us")
     if not pa.types.is_date(t):
         return t
     if isinstance(text, pa.Scalar):

@@ -137,16 +137,17 @@ def _conjuncts(e: exp.Expression) -> list[exp.Expression]:
     return [e]
 
 
+_NOT_CONSTANT = (exp.Column, exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Rand, exp.Star)
+
+
 def _is_value(e: exp.Expression) -> bool:
-    """A constant as Doris's DELETE takes it: a literal, a negative number, TRUE / FALSE, NULL, DATE '..'."""
+    """A constant as Doris's DELETE takes it: a literal, or an expression of literals, functions and user
+    variables folded once when the statement runs (`3 + 1`, `curdate()`, `date_sub(now(), INTERVAL 1 DAY)`,
+    `@v`); not a column, subquery, aggregate or random value."""
     e = e.unnest()
     if isinstance(e, exp.Literal | exp.Boolean | exp.Null):
         return True
-    if isinstance(e, exp.Neg):
-        return isinstance(e.this, exp.Literal) and e.this.is_number
-    if isinstance(e, exp.Cast):
-        return isinstance(e.this, exp.Literal) and isinstance(e.to, exp.DataType)
-    return False
+    return not any(isinstance(n, _NOT_CONSTANT) for n in e.walk())
 
 
 def _shape(e: exp.Expression) -> list[_Condition]:

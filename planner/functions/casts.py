@@ -19,6 +19,7 @@ from sql.errors import analysis_error
 from sql.types import DorisType, parse_type
 
 _INT_RE = r"^\s*[+-]?\d+\s*$"
+_SPECIAL_FLOAT_RE = r"^\s*[+-]?(nan|inf|infinity)\s*$"
 _INT_CAST_RE = r"^\s*[+-]?\d{1,38}(?:\.\d*|\s*)$"
 _NUM_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"
 _DEC_RE = r"^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$"
@@ -100,6 +101,14 @@ def _convert_array(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array
     if pa.types.is_integer(target):
         return _to_int(arr, target, strict)
     if pa.types.is_floating(target):
+        if is_string(src):  # Doris reads nan / inf / infinity (any case, signed) into FLOAT and DOUBLE
+            special = pc.match_substring_regex(arr, _SPECIAL_FLOAT_RE, ignore_case=True)
+            if pc.any(pc.fill_null(special, False)).as_py():
+                text = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+                text = pc.replace_substring_regex(text, r"infinity$", "inf")
+                numbers = pc.cast(_to_number(pc.if_else(special, None, arr), strict), pa.float64())
+                return pc.cast(pc.if_else(special, pc.cast(pc.if_else(special, text, None), pa.float64()),
+                                          numbers), target)
         return pc.cast(_to_number(arr, strict), target)
     if pa.types.is_decimal(target):
         return _to_decimal(arr, target)
@@ -264,8 +273,11 @@ def _to_temporal(arr: pa.Array, target: pa.DataType) -> pa.Array:
         ts = pc.cast(pc.cast(arr, pa.date32()), pa.timestamp("us"))
     else:
         raise analysis_error(f"can not cast from origin type {src} to target type {target}")
+    # a cast to a coarser unit truncates toward zero: before 1970 that is upward, so floor first
     if pa.types.is_date(target):
-        return pc.cast(ts, pa.date32(), safe=False)
+        return pc.cast(pc.floor_temporal(ts, unit="day"), pa.date32(), safe=False)
+    if target.unit != ts.type.unit:
+        ts = pc.floor_temporal(ts, unit={"s": "second", "ms": "millisecond", "us": "microsecond"}[target.unit])
     return pc.cast(ts, target, safe=False)
 
 
@@ -290,7 +302,8 @@ def to_string(v: Value) -> Value:
     if pa.types.is_date(t):
         return pc.cast(pc.cast(v, pa.date32()), pa.string())
     if pa.types.is_timestamp(t):
-        whole = pc.strftime(pc.cast(v, pa.timestamp("s"), safe=False), format="%Y-%m-%d %H:%M:%S")
+        seconds = v if t.unit == "s" else pc.floor_temporal(v, unit="second")  # before 1970 too
+        whole = pc.strftime(pc.cast(seconds, pa.timestamp("s"), safe=False), format="%Y-%m-%d %H:%M:%S")
         if t.unit == "s":
             return whole
         us = pc.cast(pc.cast(v, pa.timestamp("us")), pa.int64())
