@@ -22,6 +22,7 @@ _HEAD = (
     ("min_load_replica_num", "-1"),
     ("bloom_filter_columns", None),
     ("bloom_filter_fpp", None),
+    ("colocate_with", None),
     ("is_being_synced", "false"),
 )
 _TAIL = (
@@ -42,6 +43,13 @@ _TAIL = (
     ("time_series_compaction_file_count_threshold", None),
     ("time_series_compaction_time_threshold_seconds", None),
     ("storage_cooldown_time", None),
+    ("storage_policy", None),
+    ("skip_write_index_on_load", None),
+    ("row_store_columns", None),
+    ("row_store_page_size", None),
+    ("enable_mow_light_delete", None),
+    ("enable_duplicate_without_keys_by_default", None),
+    ("file_cache_ttl_seconds", None),
     ("group_commit_interval_ms", "10000"),
     ("group_commit_data_bytes", "134217728"),
 )
@@ -107,6 +115,16 @@ _VALIDATORS: dict[str, Callable[[str], str]] = {
     "store_row_column": _bool_validator("store_row_column"),
     "compaction_policy": _compaction_policy,
     "compression": _compression,
+    "skip_write_index_on_load": _bool_validator("skip_write_index_on_load"),
+    "enable_mow_light_delete": _bool_validator("enable_mow_light_delete"),
+    "enable_duplicate_without_keys_by_default": _bool_validator("enable_duplicate_without_keys_by_default"),
+    "row_store_page_size": _int_validator("row_store_page_size", 1),
+    "file_cache_ttl_seconds": _int_validator("file_cache_ttl_seconds", 0),
+    "time_series_compaction_goal_size_mbytes": _int_validator("time_series_compaction_goal_size_mbytes", 10),
+    "time_series_compaction_file_count_threshold": _int_validator("time_series_compaction_file_count_threshold",
+                                                                  10),
+    "time_series_compaction_time_threshold_seconds": _int_validator(
+        "time_series_compaction_time_threshold_seconds", 60),
     "group_commit_interval_ms": _int_validator("group_commit_interval_ms", 0),
     "group_commit_data_bytes": _int_validator("group_commit_data_bytes", 0),
 }
@@ -137,6 +155,13 @@ def replication_allocation(props: dict[str, str]) -> str:
             tag, _, num = part.partition(":")
             if not tag.strip().startswith("tag.location.") or not num.strip().isdigit():
                 raise analysis_error(f"Invalid replication allocation property: {text}")
+            if tag.strip() != "tag.location.default":  # the one backend carries only the default tag
+                location = tag.strip().removeprefix("tag.location.")
+                raise analysis_error(
+                    "Failed to find enough backend, please check the replication num,replication tag and storage "
+                    "medium and avail capacity of backends or maybe all be on decommission or maintained or in "
+                    f"blacklist.\nCreate failed replications:\nreplication tag: {{\"location\" : \"{location}\"}}, "
+                    f"replication num: {int(num)}, storage medium: HDD")
             out.append(f"{tag.strip()}: {int(num)}")
         return ", ".join(out)
     num = props.pop("replication_num", "3")

@@ -106,3 +106,32 @@ def test_compression_property_chooses_the_page_codec(cur) -> None:
     assert "compression" not in cur.fetchall()[0][1]
     assert error(cur, "CREATE TABLE z3 (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1', "
                       "'compression' = 'brotli')").endswith("unknown compression type: brotli")
+
+
+def test_doris_properties_accepted_and_shown(cur) -> None:
+    cur.execute("CREATE TABLE pr (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("
+                "'replication_num' = '1', 'colocate_with' = 'g1', 'storage_policy' = 'cold', "
+                "'skip_write_index_on_load' = 'false', 'enable_duplicate_without_keys_by_default' = 'false', "
+                "'compaction_policy' = 'time_series', 'time_series_compaction_goal_size_mbytes' = '2048')")
+    cur.execute("SHOW CREATE TABLE pr")
+    ddl = cur.fetchall()[0][1]
+    for shown in ('"colocate_with" = "g1"', '"storage_policy" = "cold"', '"skip_write_index_on_load" = "false"',
+                  '"compaction_policy" = "time_series"', '"time_series_compaction_goal_size_mbytes" = "2048"'):
+        assert shown in ddl
+    assert "must be `true` or `false`" in error(
+        cur, "CREATE TABLE pr2 (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1', "
+             "'skip_write_index_on_load' = 'maybe')")
+    assert "Failed to find enough backend" in error(
+        cur, "CREATE TABLE pr3 (k INT) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ("
+             "'replication_allocation' = 'tag.location.zone1: 1')")
+
+
+def test_hour_only_datetime_literals(cur) -> None:
+    cur.execute("CREATE TABLE h (d DATETIME, v INT) DUPLICATE KEY(d) PARTITION BY RANGE(d) ("
+                "PARTITION p1 VALUES LESS THAN ('2022-12-01 02')) DISTRIBUTED BY HASH(d) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("SHOW PARTITIONS FROM h")
+    assert "2022-12-01 02:00:00" in cur.fetchall()[0][6]
+    cur.execute("INSERT INTO h VALUES ('2022-12-01 01', 1)")
+    cur.execute("SELECT CAST(d AS CHAR), CAST(CAST('2022-12-01 02' AS DATETIME) AS CHAR) FROM h")
+    assert cur.fetchall()[0] == ("2022-12-01 01:00:00", "2022-12-01 02:00:00")
