@@ -8,8 +8,8 @@ still being built (a rollup's SHADOW index); `select_tasks` picks (policy: 9 cum
 round, one task per disk per round, compaction_task_num_per_disk, the failure back-off). Each task is
 prepared on the producer thread (the policy picks its inputs; their compaction score is its permits), then
 the producer waits for its permits from the `PermitPool` and hands it to the cumulative or the base worker
-pool (max_cumu_compaction_threads / max_base_compaction_threads). A task that picks nothing counts as a
-failure of its type (Doris does the same: the tablet then waits min_compaction_failure_interval_sec).
+pool (max_cumu_compaction_threads / max_base_compaction_threads). A task that picks nothing is skipped; only a
+compaction that fails backs its tablet off for min_compaction_failure_interval_sec, as in Doris.
 
 be.conf disable_auto_compaction = true stops the producer; `trigger` (the HTTP API's POST
 /api/compaction/run) and loads near max_tablet_version_num still run compactions, as in Doris.
@@ -281,8 +281,9 @@ class CompactionManager:
             tablet, table = tablets[tid]
             try:
                 task = self._prepare(tablet, table, kind, now)
-            except NoSuitableVersion as e:  # Doris too counts it as a failure (the tablet backs off)
-                self._failed(tid, kind, now)
+            except NoSuitableVersion as e:
+                # nothing to merge yet (e.g. rowsets inside the skip window): not a failure, so the tablet does
+                # not back off for min_compaction_failure_interval_sec (Doris does not count it either)
                 log.debug("tablet %d: no %s compaction: %s", tid, kind, e.reason)
                 continue
             if self._submit(task, block=True):

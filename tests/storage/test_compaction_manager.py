@@ -210,3 +210,24 @@ def test_cumulative_compaction_does_not_cross_a_delete(env) -> None:
     assert not any(rs.start_version < delete_version < rs.end_version for rs in visible)
     assert manager.counters.cumulative_tasks >= 1
     assert rows(engine, table) == before
+
+
+def test_rowsets_inside_the_skip_window_do_not_back_the_tablet_off(tmp_path: Path) -> None:
+    # a burst of loads meets the skip window: "nothing to merge yet" is no failure, so once the window has
+    # passed the next round compacts (min_compaction_failure_interval_sec would otherwise hold it back)
+    engine, manager = make(tmp_path, cumulative_compaction_skip_window_seconds="3600",
+                           min_compaction_failure_interval_sec="600")
+    try:
+        table = table_with_loads(engine, "t", 8)
+        (tablet,) = engine.catalog.tablets(table.table_id)
+        assert manager.run_once() == []
+        state = manager.state(tablet.tablet_id)
+        assert state.last_cumu_failure is None
+        manager.config = type(manager.config)(**{**manager.config.__dict__,
+                                                  "cumulative_compaction_skip_window_seconds": 0})
+        assert manager.run_once() == [(tablet.tablet_id, "cumulative")]
+        assert manager.wait_idle()
+        assert versions(engine, table) == [1]
+    finally:
+        manager.stop()
+        engine.close()
