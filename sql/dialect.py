@@ -555,6 +555,32 @@ class DorisLiteParser(DorisParser):
         self._match(TokenType.ALIAS)
         return self._parse_id_var(any_token=False)
 
+    def _parse_partition(self) -> exp.Partition | None:
+        """Doris also writes `PARTITION p` without parentheses."""
+        if self._match(TokenType.PARTITION, advance=False) and self._next is not None \
+                and self._next.token_type != TokenType.L_PAREN:
+            self._advance()
+            name = self._parse_id_var() or self.raise_error("Expected a partition name")
+            return self.expression(exp.Partition(expressions=[exp.column(name)]))
+        return super()._parse_partition()
+
+    def _parse_table_parts(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        """A table reference; Doris's `t PARTITIONS (p, ...)` is read as `t PARTITION (p, ...)` (not as an alias
+        named partitions), and `t TEMPORARY PARTITION ...` is refused rather than misread."""
+        schema = kwargs.get("schema", args[0] if args else False)
+        table = super()._parse_table_parts(*args, **kwargs)
+        if not isinstance(table, exp.Table):
+            return table
+        if self._curr is not None and self._curr.text.upper() == "PARTITIONS" and self._next is not None \
+                and self._next.token_type == TokenType.L_PAREN:
+            self._advance()
+            table.set("partition", self.expression(exp.Partition(
+                expressions=self._parse_wrapped_csv(self._parse_disjunction))))
+        elif self._curr is not None and self._curr.text.upper() == "TEMPORARY" and self._next is not None \
+                and self._next.text.upper() in ("PARTITION", "PARTITIONS") and not schema:
+            self.raise_error("Reading temporary partitions is not supported", self._curr)
+        return table
+
     def _parse_insert_table(self) -> exp.Expr | None:
         # table parts only: `t (a, b)` must not read as a call of a function named t
         this = self._parse_table_parts(schema=True)

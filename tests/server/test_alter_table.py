@@ -135,3 +135,19 @@ def test_hour_only_datetime_literals(cur) -> None:
     cur.execute("INSERT INTO h VALUES ('2022-12-01 01', 1)")
     cur.execute("SELECT CAST(d AS CHAR), CAST(CAST('2022-12-01 02' AS DATETIME) AS CHAR) FROM h")
     assert cur.fetchall()[0] == ("2022-12-01 01:00:00", "2022-12-01 02:00:00")
+
+
+def test_partition_clause_spellings(cur) -> None:
+    cur.execute("CREATE TABLE lp (k INT, v INT) DUPLICATE KEY(k) PARTITION BY LIST(k) (PARTITION p1 VALUES IN (1, 2), "
+                "PARTITION p2 VALUES IN (3)) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO lp VALUES (1, 1), (2, 2), (3, 3)")
+    cur.execute("SELECT k FROM lp PARTITIONS (p1) ORDER BY k")  # not an alias named partitions
+    assert cur.fetchall() == ((1,), (2,))
+    cur.execute("SELECT count(*) FROM lp PARTITION p2")
+    assert cur.fetchall() == ((1,),)
+    cur.execute("SELECT x.k FROM lp PARTITIONS (p1, p2) x WHERE x.k > 1 ORDER BY 1")
+    assert cur.fetchall() == ((2,), (3,))
+    assert "temporary partitions" in error(cur, "SELECT * FROM lp TEMPORARY PARTITION (p1)")
+    cur.execute("TRUNCATE TABLE lp PARTITIONS (p1)")
+    cur.execute("SELECT k FROM lp")
+    assert cur.fetchall() == ((3,),)
