@@ -86,10 +86,15 @@ def _range_mask(cols: Sequence[pa.Array], p: Partition) -> np.ndarray:
     return mask
 
 
+def _null_text(text: str | None, t: pa.DataType) -> str | None:
+    """A LIST value as routing reads it: the catalog writes NULL as "NULL" (partition_items), a string otherwise."""
+    return None if text == "NULL" and not (pa.types.is_string(t) or pa.types.is_large_string(t)) else text
+
+
 def _list_mask(cols: Sequence[pa.Array], p: Partition) -> np.ndarray:
     n = len(cols[0])
     mask = np.zeros(n, dtype=bool)
-    values = p.item.values or ()
+    values = [tuple(_null_text(x, c.type) for x, c in zip(v, cols, strict=True)) for v in p.item.values or ()]
     if len(cols) == 1:
         col = cols[0]
         texts = [v[0] for v in values]

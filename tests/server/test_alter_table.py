@@ -151,3 +151,15 @@ def test_partition_clause_spellings(cur) -> None:
     cur.execute("TRUNCATE TABLE lp PARTITIONS (p1)")
     cur.execute("SELECT k FROM lp")
     assert cur.fetchall() == ((3,),)
+
+
+def test_null_in_list_partition_values_routes_null_rows(cur) -> None:
+    cur.execute("CREATE TABLE ln (k INT NULL, v INT) DUPLICATE KEY(k) PARTITION BY LIST(k) ("
+                "PARTITION p1 VALUES IN ((1), (NULL)), PARTITION p2 VALUES IN (2)) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO ln VALUES (1, 1), (NULL, 5), (2, 2)")  # was an ArrowInvalid on the NULL row
+    cur.execute("SELECT k, v FROM ln PARTITION p1 ORDER BY v")
+    assert cur.fetchall() == ((1, 1), (None, 5))
+    cur.execute("EXPLAIN SELECT * FROM ln WHERE k IS NULL")
+    assert "partitions=1/2 (p1)" in "\n".join(r[0] for r in cur.fetchall())
+    assert "no partition for this tuple" in error(cur, "INSERT INTO ln VALUES (9, 9)")
