@@ -62,6 +62,8 @@ def _values(values: tuple[str | None, ...], quote: str = "'") -> str:
 def _partition_sql(item: PartitionItem, kind: str) -> str:
     if kind == "LIST":
         listed = item.values or ()
+        if not listed:
+            return f"PARTITION {item.name}"  # the default partition
         if all(len(v) == 1 for v in listed):
             inner = ", ".join("NULL" if v[0] == "NULL" else _quote(v[0] or "", '"') for v in listed)
         else:

@@ -392,6 +392,8 @@ class DorisLiteParser(DorisParser):
         """`[IF NOT EXISTS] p VALUES LESS THAN (..) | [(..), (..)) | IN (..) [("k" = "v")]` (after PARTITION)."""
         self._match_text_seq("IF", "NOT", "EXISTS")
         name = self._parse_id_var()
+        if self._curr is None or self._curr.token_type in (TokenType.COMMA, TokenType.R_PAREN):
+            return self.expression(dx.PartitionValuesIn(this=name, expressions=[]))  # LIST's default partition
         self._match(TokenType.VALUES) or self.raise_error("Expected VALUES")
         node: exp.Expr
         if self._match_text_seq("LESS", "THAN"):

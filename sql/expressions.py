@@ -36,9 +36,10 @@ class PartitionFixedRange(exp.Expression):
 
 
 class PartitionValuesIn(exp.Expression):
-    """`PARTITION p VALUES IN (v, ...)` or multi-column `IN ((a, b), ...)` (Tuples)."""
+    """`PARTITION p VALUES IN (v, ...)` or multi-column `IN ((a, b), ...)` (Tuples); no values: `PARTITION p`,
+    the default partition."""
 
-    arg_types = {"this": True, "expressions": True, "properties": False}
+    arg_types = {"this": True, "expressions": False, "properties": False}
 
 
 class IndexProperties(exp.Expression):

@@ -95,6 +95,8 @@ def bind_partition_item(
     check_partition_name(item.name)
     props = bind_partition_properties(item.properties)
     if isinstance(item, st.ListValues):
+        if not item.values and any(not e.values for e in existing):
+            raise analysis_error("A LIST partitioned table can have only one default partition")
         bound = PartitionItem(item.name, values=_list_values(item, types), properties=props)
         _check(partition_items.check_list, bound, existing, type_texts)
         return [bound]

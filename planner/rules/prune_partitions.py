@@ -104,7 +104,9 @@ def _satisfies(value: Any, p: ColumnPredicate) -> bool:
 
 
 def _list_keeps(part: Partition, by_column: dict[int, list[ColumnPredicate]], types: list[pa.DataType]) -> bool:
-    for item in part.item.values or ():
+    if not part.item.values:
+        return True  # the default partition holds values no listing names
+    for item in part.item.values:
         values = [None if text is None else _value(text, t) for text, t in zip(item, types, strict=False)]
         if all(_satisfies(values[i], p) for i, preds in by_column.items() if i < len(values) for p in preds):
             return True

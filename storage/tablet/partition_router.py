@@ -129,7 +129,13 @@ def route_partitions(table: OlapTable, data: pa.Table) -> np.ndarray:
         cols.append(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
     out = np.full(n, NO_PARTITION, dtype=np.int64)
     is_list = info.type.upper() == "LIST"
+    default = NO_PARTITION
     for pos, p in enumerate(table.partitions):
+        if is_list and not p.item.values:  # the LIST default partition: whatever no other one takes
+            default = pos
+            continue
         mask = _list_mask(cols, p) if is_list else _range_mask(cols, p)
         out[mask & (out == NO_PARTITION)] = pos
+    if default != NO_PARTITION:
+        out[out == NO_PARTITION] = default
     return out

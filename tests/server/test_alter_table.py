@@ -163,3 +163,21 @@ def test_null_in_list_partition_values_routes_null_rows(cur) -> None:
     cur.execute("EXPLAIN SELECT * FROM ln WHERE k IS NULL")
     assert "partitions=1/2 (p1)" in "\n".join(r[0] for r in cur.fetchall())
     assert "no partition for this tuple" in error(cur, "INSERT INTO ln VALUES (9, 9)")
+
+
+def test_list_default_partition(cur) -> None:
+    cur.execute("CREATE TABLE ld (k INT, v INT) DUPLICATE KEY(k) PARTITION BY LIST(k) (PARTITION p1 VALUES IN (1, 2), "
+                "PARTITION p_other) DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO ld VALUES (1, 1), (5, 5), (9, 9)")  # 5 and 9 are listed nowhere: the default takes them
+    cur.execute("SELECT k FROM ld PARTITION p_other ORDER BY k")
+    assert cur.fetchall() == ((5,), (9,))
+    cur.execute("EXPLAIN SELECT * FROM ld WHERE k = 5")
+    assert "partitions=1/2 (p_other)" in "\n".join(r[0] for r in cur.fetchall())
+    cur.execute("SHOW CREATE TABLE ld")
+    assert 'PARTITION p1 VALUES IN ("1", "2"),\nPARTITION p_other)' in cur.fetchall()[0][1]
+    assert "only one default partition" in error(
+        cur, "CREATE TABLE ld2 (k INT) DUPLICATE KEY(k) PARTITION BY LIST(k) (PARTITION a, PARTITION b) "
+             "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+    assert "partitions types is invalid" in error(
+        cur, "CREATE TABLE ld3 (k INT) DUPLICATE KEY(k) PARTITION BY RANGE(k) (PARTITION a) "
+             "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
