@@ -181,3 +181,12 @@ def test_list_default_partition(cur) -> None:
     assert "partitions types is invalid" in error(
         cur, "CREATE TABLE ld3 (k INT) DUPLICATE KEY(k) PARTITION BY RANGE(k) (PARTITION a) "
              "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+
+
+@pytest.mark.parametrize("column", ["b BITMAP BITMAP_UNION", "h HLL HLL_UNION", "ip IPV4", "j JSON", "a ARRAY<INT>",
+                                    "v VARIANT"])
+def test_column_types_not_stored_are_refused_by_name(cur, column: str) -> None:
+    name = column.split()[1].split("<")[0].upper()
+    assert error(cur, f"CREATE TABLE ut (k INT, {column}) AGGREGATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+                      "PROPERTIES ('replication_num' = '1')").startswith(
+        f"errCode = 2, detailMessage = Unsupported data type: {name}")
