@@ -2,7 +2,7 @@
 
 Jobs live in the catalog (storage.catalog.rollup_jobs), so they survive a restart: an unfinished job
 resumes where its last committed step left it (a RUNNING back-fill redoes the partition it was on).
-The steps themselves are storage.rollup_job.RollupJobRunner's; this module decides when they run:
+The steps themselves are storage.jobs.rollup.RollupJobRunner's; this module decides when they run:
 at most `max_running_rollup_job_num_per_table` jobs per table at a time (the others wait in PENDING),
 every `alter_scheduler_interval_ms`, or at once when a job is created. `alter_job_scheduler_enable = false`
 keeps the thread off; `run_once()` then advances jobs by hand (tests).
@@ -21,8 +21,8 @@ from server.config import Config
 from storage.catalog.model import JOB_RUNNING, OlapTable, RollupJob
 from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StorageEngine
-from storage.rollup_job import RollupJobRunner
-from storage.schema_change_job import SchemaChangeJobRunner
+from storage.jobs.rollup import RollupJobRunner
+from storage.jobs.schema_change import SchemaChangeJobRunner
 
 log = logging.getLogger("dorislite.alter")
 

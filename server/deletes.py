@@ -16,8 +16,8 @@ from planner.bind.bind_delete import KeyDelete, PredicateDelete
 from server.results import OkResult
 from storage.catalog.delete_jobs import DeleteInfo
 from storage.catalog.store import Catalog, new_label
-from storage.delete_job import delete_label, publish_key_delete, publish_predicate_delete
 from storage.engine import StorageEngine
+from storage.jobs.delete import delete_label, publish_key_delete, publish_predicate_delete
 
 SHOW_DELETE_COLUMNS = ("TableName", "PartitionName", "CreateTime", "DeleteCondition", "State")
 

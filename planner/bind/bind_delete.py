@@ -8,7 +8,7 @@ Two kinds of DELETE, as in Doris 2.1:
   every rollup; the partitions come from the PARTITION clause, else from the conditions on the partition
   column, else (`SET delete_without_partition = true`) all of them. Literals convert to the column type as
   scan predicates convert them (planner.rules.scan_predicates.literal_value). -> PredicateDelete, which
-  storage publishes as a DELETE version (storage.delete_job).
+  storage publishes as a DELETE version (storage.jobs.delete).
 - a key DELETE (UNIQUE merge-on-write, and DELETE ... USING on UNIQUE tables): Doris runs it as an insert
   of the matched keys with the delete sign, so any WHERE a query takes works and it is evaluated on the
   merged rows. -> KeyDelete: the SELECT of the matched rows' keys, which storage turns into key-set DELETE
@@ -34,7 +34,7 @@ from sql.dialect import DorisLite
 from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, Column, OlapTable
-from storage.delete_job import key_delete_columns
+from storage.jobs.delete import key_delete_columns
 from storage.predicate import ColumnPredicate, Op
 
 # Config.max_allowed_in_element_num_of_delete
@@ -64,7 +64,7 @@ class PredicateDelete:
 @dataclass(frozen=True)
 class KeyDelete:
     table: OlapTable
-    query: exp.Select  # one row per row to delete: storage.delete_job.key_delete_columns
+    query: exp.Select  # one row per row to delete: storage.jobs.delete.key_delete_columns
 
 
 BoundDelete = PredicateDelete | KeyDelete

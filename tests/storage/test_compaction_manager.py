@@ -187,7 +187,7 @@ def test_a_load_near_the_version_limit_asks_for_a_compaction(tmp_path: Path) -> 
 
 def test_cumulative_compaction_does_not_cross_a_delete(env) -> None:
     from storage.catalog.delete_jobs import DeleteInfo
-    from storage.delete_job import delete_label, publish_predicate_delete
+    from storage.jobs.delete import delete_label, publish_predicate_delete
     from storage.predicate import ColumnPredicate, Op
 
     engine, manager = env

@@ -266,7 +266,7 @@ def test_a_crash_before_the_commit_loses_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("keys_type", [KEYS_DUP, KEYS_AGG])
 def test_base_compaction_applies_a_delete_physically(engine: StorageEngine, keys_type: str) -> None:
     from storage.catalog.delete_jobs import DeleteInfo
-    from storage.delete_job import delete_label, publish_predicate_delete
+    from storage.jobs.delete import delete_label, publish_predicate_delete
 
     table = make_table(engine, keys_type, loads=3)
     (pid,) = engine.snapshot(table)

@@ -17,8 +17,8 @@ from storage_specs import key, spec, value
 
 from storage.catalog.delete_jobs import DeleteInfo
 from storage.catalog.model import KEYS_AGG, KEYS_DUP, KEYS_UNIQUE, Rowset
-from storage.delete_job import delete_label, publish_key_delete, publish_predicate_delete
 from storage.engine import ScanRequest, StorageEngine
+from storage.jobs.delete import delete_label, publish_key_delete, publish_predicate_delete
 from storage.predicate import ColumnPredicate, Op
 from storage.tablet.delete_filter import (
     apply_deletes,

@@ -37,7 +37,7 @@ from storage.catalog.model import (
     RollupSpec,
 )
 from storage.engine import ScanRequest, StorageEngine
-from storage.rollup_job import RollupJobRunner
+from storage.jobs.rollup import RollupJobRunner
 
 # seed 004, "Aggregate 和 Uniq 模型中的 ROLLUP": the base table's stored rows
 SEED_ROWS = [

@@ -1,5 +1,5 @@
 """Running an index schema change (ADD INDEX ... USING BITMAP, ALTER TABLE SET bloom_filter_columns) against the
-storage engine, one state step at a time, like storage.rollup_job.
+storage engine, one state step at a time, like storage.jobs.rollup.
 
     PENDING      the new table definition is already committed (with the job): loads from then on write
                  segments with the new indexes
@@ -24,11 +24,11 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-from storage.alter_job import AlterJobRunner
 from storage.catalog.model import JOB_PENDING, JOB_RUNNING, JOB_WAITING_TXN, MaterializedIndexMeta, OlapTable
 from storage.catalog.rollup_jobs import JobStateChanged
 from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StagedRowset, StorageEngine, segment_index_config
+from storage.jobs.alter import AlterJobRunner
 from storage.segment.reader import SegmentReader
 from storage.segment.schema_view import segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segment

@@ -1,6 +1,6 @@
 """The state machine every ALTER job shares (Doris's AlterJobV2): PENDING → WAITING_TXN → RUNNING → FINISHED,
 or CANCELLED on timeout, CANCEL or DROP TABLE. Subclasses say what starting, running and cancelling mean for
-their kind of job (storage.rollup_job, storage.schema_change_job); steps are driven from outside
+their kind of job (storage.jobs.rollup, storage.jobs.schema_change); steps are driven from outside
 (server.alter_jobs runs them on a thread, tests call `step` by hand)."""
 
 from __future__ import annotations

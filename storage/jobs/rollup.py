@@ -31,7 +31,6 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from storage.alter_job import AlterJobRunner
 from storage.catalog.model import (
     PARTITION_INIT_VERSION,
     MaterializedIndexMeta,
@@ -41,6 +40,7 @@ from storage.catalog.model import (
 )
 from storage.catalog.rollup_jobs import JobStateChanged
 from storage.engine import ScanRequest, StagedRowset, StorageEngine, segment_index_config, write_staged_rowset
+from storage.jobs.alter import AlterJobRunner
 
 log = logging.getLogger(__name__)
 
