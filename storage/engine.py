@@ -310,21 +310,22 @@ class StorageEngine:
         # Doris type text -> Arrow type, set by the server (sql.types owns the mapping): reading segments
         # through a changed schema (storage.segment.schema_view) needs the current types
         self.arrow_type: Callable[[str], pa.DataType] | None = None
-        self._wanted: dict[tuple, tuple[WantedColumn, ...] | None] = {}
+        self._wanted: dict[tuple[int, int], tuple[tuple[Column, ...], tuple[WantedColumn, ...]]] = {}
 
     def wanted_columns(self, index: MaterializedIndexMeta) -> tuple[WantedColumn, ...] | None:
         """The columns a reader of `index` asks segments for (current names, ids, types, defaults); None when
         the engine has no type mapping (segments are then read as written)."""
         if self.arrow_type is None:
             return None
-        key = (index.index_id, index.columns)
-        got = self._wanted.get(key)
-        if got is None and key not in self._wanted:
-            got = tuple(WantedColumn(c.name, c.unique_id, t, _default_scalar(c, t))
-                        for c in index.columns for t in [self.arrow_type(c.type)])
-            if len(self._wanted) > 1024:
-                self._wanted.clear()
-            self._wanted[key] = got
+        key = (index.index_id, id(index.columns))  # the catalog hands the same tuple until the schema changes
+        hit = self._wanted.get(key)
+        if hit is not None and hit[0] is index.columns:
+            return hit[1]
+        got = tuple(WantedColumn(c.name, c.unique_id, t, _default_scalar(c, t))
+                    for c in index.columns for t in [self.arrow_type(c.type)])
+        if len(self._wanted) > 1024:
+            self._wanted.clear()
+        self._wanted[key] = (index.columns, got)
         return got
 
     # ------------------------------------------------------------ lifecycle

@@ -59,24 +59,27 @@ def with_uids(table: pa.Table, uids: dict[str, int]) -> pa.Table:
     return table.cast(pa.schema(fields, metadata=table.schema.metadata))
 
 
-_VIEWS: dict[tuple[str, tuple[WantedColumn, ...]], SegmentReader | SegmentView] = {}
+# (segment file, id of the column tuple) -> (that tuple, the reader or its view). The engine hands the same tuple
+# object for an index until its schema changes, so the key costs no hashing of columns per segment per scan.
+_VIEWS: dict[tuple[str, int], tuple[Sequence[WantedColumn], SegmentReader | SegmentView]] = {}
 _LOCK = threading.Lock()
 
 
 def segment_for(reader: SegmentReader, columns: Sequence[WantedColumn]) -> SegmentReader | SegmentView:
     """`reader` seen with `columns` (every column of the index, current names): itself when it matches."""
-    key = (reader._file, tuple(columns))
-    with _LOCK:
-        got = _VIEWS.get(key)
-    if got is not None and (got is reader or (isinstance(got, SegmentView) and got.reader is reader)):
-        return got
+    key = (reader._file, id(columns))
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0] is columns:
+        got = hit[1]
+        if got is reader or (isinstance(got, SegmentView) and got.reader is reader):
+            return got
     sources = _sources(reader, columns)
     plain = all(s.physical == c.name and not s.cast for c, s in zip(columns, sources, strict=True))
     got = reader if plain else SegmentView(reader, list(columns), sources)
     with _LOCK:
-        if len(_VIEWS) > 4096:
+        if len(_VIEWS) > 8192:
             _VIEWS.clear()
-        _VIEWS[key] = got
+        _VIEWS[key] = (columns, got)
     return got
 
 
