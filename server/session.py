@@ -27,7 +27,13 @@ from planner.bind.bind_alter import (
     bind_drop_rollup,
     bind_set_bloom_properties,
 )
-from planner.bind.bind_alter_partition import bind_add_partition, bind_drop_partition, bind_modify_partition
+from planner.bind.bind_alter_partition import (
+    bind_add_partition,
+    bind_add_partitions,
+    bind_drop_partition,
+    bind_modify_distribution,
+    bind_modify_partition,
+)
 from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.bind_schema_change import bind_schema_change
@@ -580,6 +586,27 @@ class Session:
                 self.ctx.engine.catalog.add_partitions(table.table_id, [bound.item], [bound.buckets])
         return OkResult()
 
+    def _add_partitions(self, s: st.AddPartitions) -> Result:
+        table = self.table(s.db, s.table)
+        self._check_normal_state(table)
+        bound = bind_add_partitions(table, s, auto_bucket_sizer(self.ctx.config.get, self.ctx.engine.root))
+        if len(bound) > self.ctx.config.get_int("max_multi_partition_num", 4096):
+            raise doris_error(f"The number of Multi partitions too much, should not exceed:"
+                              f"{self.ctx.config.get_int('max_multi_partition_num', 4096)}")
+        if bound:
+            with self.ctx.ddl_lock:
+                self.ctx.engine.catalog.add_partitions(table.table_id, [b.item for b in bound],
+                                                       [b.buckets for b in bound])
+        return OkResult()
+
+    def _modify_distribution(self, s: st.ModifyDistribution) -> Result:
+        table = self.table(s.db, s.table)
+        self._check_normal_state(table)
+        distribution = bind_modify_distribution(table, s)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.set_distribution(table.table_id, distribution)
+        return OkResult()
+
     def _drop_partition(self, s: st.DropPartition) -> Result:
         table = self.table(s.db, s.table)
         self._check_normal_state(table)
@@ -974,6 +1001,8 @@ class Session:
         st.AlterTableRename: _alter_rename,
         st.AlterTableComment: _alter_comment,
         st.AlterColumns: _alter_columns,
+        st.AddPartitions: _add_partitions,
+        st.ModifyDistribution: _modify_distribution,
         st.DropRollup: _drop_rollup,
         st.AddIndex: _add_index,
         st.DropIndex: _drop_index,

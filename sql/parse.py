@@ -1018,8 +1018,38 @@ _MODIFY_COMMENT = re.compile(rf"{_ALTER_TABLE_HEAD}MODIFY\s+COMMENT\s+(?:'((?:[^
                              r"\s*;?\s*$", re.IGNORECASE | re.DOTALL)
 
 
+_VALUE = r"(?:'[^']*'|\"[^\"]*\"|-?\d+(?:\.\d+)?)"
+_VALUES = rf"\(\s*({_VALUE}(?:\s*,\s*{_VALUE})*)\s*\)"
+_DISTRIBUTION = (r"DISTRIBUTED\s+BY\s+(?:HASH\s*\(([^)]*)\)|(RANDOM))(?:\s+BUCKETS\s+(\d+|AUTO))?")
+_ADD_PARTITIONS = re.compile(rf"{_ALTER_TABLE_HEAD}ADD\s+PARTITIONS\s+FROM\s*{_VALUES}\s*TO\s*{_VALUES}\s*"
+                             rf"INTERVAL\s+(\d+)(?:\s+(YEAR|MONTH|WEEK|DAY|HOUR))?(?:\s+{_DISTRIBUTION})?\s*;?\s*$",
+                             re.IGNORECASE)
+_MODIFY_DISTRIBUTION = re.compile(rf"{_ALTER_TABLE_HEAD}MODIFY\s+DISTRIBUTION\s+{_DISTRIBUTION}\s*;?\s*$",
+                                  re.IGNORECASE)
+
+
+def _values_of(text: str) -> st.Bound:
+    return tuple(v.strip()[1:-1] if v.strip()[0] in "'\"" else v.strip() for v in re.findall(_VALUE, text))
+
+
+def _distribution_of(hash_columns: str | None, random: str | None, buckets: str | None) -> st.DistributionDesc:
+    auto = buckets is not None and buckets.upper() == "AUTO"
+    columns = tuple(c.strip().strip("`") for c in (hash_columns or "").split(",") if c.strip())
+    return st.DistributionDesc("RANDOM" if random else "HASH", columns,
+                               None if auto or buckets is None else int(buckets), auto)
+
+
 def _alter_table_command(text: str) -> st.Statement | None:
-    """The ALTER TABLE forms sqlglot reads only as a raw Command: RENAME ROLLUP / PARTITION, MODIFY COMMENT."""
+    """The ALTER TABLE forms sqlglot reads only as a raw Command: RENAME ROLLUP / PARTITION, MODIFY COMMENT,
+    ADD PARTITIONS FROM .. TO .. INTERVAL, MODIFY DISTRIBUTION."""
+    if m := _ADD_PARTITIONS.match(text.strip()):
+        g = m.groups()
+        batch = st.RangeBatch(_values_of(g[4]), _values_of(g[5]), int(g[6]), g[7].upper() if g[7] else None)
+        distribution = _distribution_of(g[8], g[9], g[10]) if (g[8] is not None or g[9]) else None
+        return st.AddPartitions(g[0] or g[1], g[2] or g[3], batch, distribution)
+    if m := _MODIFY_DISTRIBUTION.match(text.strip()):
+        g = m.groups()
+        return st.ModifyDistribution(g[0] or g[1], g[2] or g[3], _distribution_of(g[4], g[5], g[6]))
     if m := _RENAME_PART.match(text.strip()):
         g = m.groups()
         return st.AlterTableRename(g[0] or g[1], g[2] or g[3], g[4].upper(), g[5] or g[6], g[7] or g[8])

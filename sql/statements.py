@@ -489,6 +489,25 @@ class AlterTableRename(Statement):
 
 
 @dataclass(frozen=True)
+class AddPartitions(Statement):
+    """ALTER TABLE [db.]t ADD PARTITIONS FROM (..) TO (..) INTERVAL n [unit] [DISTRIBUTED BY ...]."""
+
+    db: str | None
+    table: str
+    batch: RangeBatch
+    distribution: DistributionDesc | None = None
+
+
+@dataclass(frozen=True)
+class ModifyDistribution(Statement):
+    """ALTER TABLE [db.]t MODIFY DISTRIBUTION DISTRIBUTED BY HASH(..) | RANDOM BUCKETS n | AUTO."""
+
+    db: str | None
+    table: str
+    distribution: DistributionDesc
+
+
+@dataclass(frozen=True)
 class AlterTableComment(Statement):
     """ALTER TABLE [db.]t MODIFY COMMENT 'text'."""
 

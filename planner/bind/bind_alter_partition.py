@@ -9,7 +9,7 @@ checks names and overlaps once more when it commits. Only analysis: the session 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.bind.create_table import DEFAULT_BUCKET_NUM
 from planner.bind.partitions import bind_partition_item, partition_types
@@ -18,7 +18,7 @@ from sql import statements as st
 from sql.errors import SqlError, analysis_error
 from sql.types import parse_type
 from storage.catalog import partition_items
-from storage.catalog.model import Column, OlapTable, PartitionItem
+from storage.catalog.model import Column, DistributionInfo, OlapTable, PartitionItem
 from storage.errors import StorageError
 from storage.partition_policy.dynamic_partition import property_from_strings
 
@@ -75,6 +75,39 @@ def bind_add_partition(table: OlapTable, stmt: st.AddPartition, auto_buckets: Au
     existing = [p.item for p in table.partitions]
     [item] = bind_partition_item(kind, partition_types(table), existing, stmt.item, table.props)
     return BoundPartition(item, _buckets(table, stmt.distribution, auto_buckets))
+
+
+def bind_add_partitions(table: OlapTable, stmt: st.AddPartitions, auto_buckets: AutoBucketSizer | None = None
+                        ) -> list[BoundPartition]:
+    """`ADD PARTITIONS FROM .. TO .. INTERVAL`: the partitions CREATE TABLE's batch form would make, each checked
+    against the table's (a name or range already there is an error, as for ADD PARTITION)."""
+    _check_alter_allowed(table)
+    if table.partition_info.type != "RANGE":
+        raise _sql_error(partition_items.cannot_add_partition()) if table.partition_info.type != "LIST" else \
+            analysis_error("Batch partitions (FROM .. TO .. INTERVAL) are only for RANGE partitioned tables")
+    existing = [p.item for p in table.partitions]
+    items = bind_partition_item("RANGE", partition_types(table), existing, stmt.batch, table.props)
+    taken = {p.name.lower() for p in table.partitions}
+    for item in items:
+        if item.name.lower() in taken:
+            raise _sql_error(partition_items.duplicate_partition_name(item.name))
+    buckets = _buckets(table, stmt.distribution, auto_buckets)
+    return [BoundPartition(item, buckets) for item in items]
+
+
+def bind_modify_distribution(table: OlapTable, stmt: st.ModifyDistribution) -> DistributionInfo:
+    """The table's distribution for partitions created from now on (Doris changes only the bucket number)."""
+    new, old = stmt.distribution, table.distribution
+    if new.type != old.type:
+        raise analysis_error("Cannot change distribution type when modify default distribution bucket num")
+    if new.type == "HASH" and [c.lower() for c in new.columns] != [c.lower() for c in old.columns]:
+        raise analysis_error(f"Cannot assign hash distribution with different distribution cols. new is: "
+                             f"[{', '.join(new.columns)}] default is: [{', '.join(old.columns)}]")
+    if new.auto:
+        return replace(old, auto=True)
+    if new.buckets is None or new.buckets <= 0:
+        raise analysis_error(f"Cannot assign {new.type.lower()} distribution buckets less than 1")
+    return replace(old, buckets=new.buckets, auto=False)
 
 
 def _column_text(column: Column) -> str:

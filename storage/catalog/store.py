@@ -675,6 +675,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         assert result is not None
         return result
 
+    def set_distribution(self, table_id: int, distribution: DistributionInfo) -> None:
+        with self._write() as c:
+            c.execute("UPDATE tables SET distribution = ?, update_time = ? WHERE table_id = ?",
+                      (_dumps(asdict(distribution)), time.time(), table_id))
+
     def set_table_comment(self, table_id: int, comment: str) -> None:
         with self._write() as c:
             c.execute("UPDATE tables SET comment = ?, update_time = ? WHERE table_id = ?",

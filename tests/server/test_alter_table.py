@@ -190,3 +190,28 @@ def test_column_types_not_stored_are_refused_by_name(cur, column: str) -> None:
     assert error(cur, f"CREATE TABLE ut (k INT, {column}) AGGREGATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
                       "PROPERTIES ('replication_num' = '1')").startswith(
         f"errCode = 2, detailMessage = Unsupported data type: {name}")
+
+
+def test_add_partitions_in_a_batch_and_modify_distribution(cur) -> None:
+    cur.execute("CREATE TABLE rp (d DATE, k INT) DUPLICATE KEY(d) PARTITION BY RANGE(d) ("
+                "PARTITION p0 VALUES LESS THAN ('2024-01-01')) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("ALTER TABLE rp ADD PARTITIONS FROM ('2024-01-01') TO ('2024-01-04') INTERVAL 1 DAY")
+    cur.execute("SHOW PARTITIONS FROM rp")
+    parts = cur.fetchall()
+    assert [r[1] for r in parts] == ["p0", "p_20240101", "p_20240102", "p_20240103"]
+    assert {r[8] for r in parts} == {"2"}
+    cur.execute("INSERT INTO rp VALUES ('2024-01-02', 1)")
+    cur.execute("SELECT k FROM rp PARTITION p_20240102")
+    assert cur.fetchall() == ((1,),)
+    assert "is intersected with range" in error(
+        cur, "ALTER TABLE rp ADD PARTITIONS FROM ('2024-01-02') TO ('2024-01-03') INTERVAL 1 DAY")
+
+    cur.execute("ALTER TABLE rp MODIFY DISTRIBUTION DISTRIBUTED BY HASH(k) BUCKETS 5")
+    cur.execute("ALTER TABLE rp ADD PARTITION p9 VALUES LESS THAN ('2025-01-01')")
+    cur.execute("SHOW PARTITIONS FROM rp")
+    assert {r[1]: r[8] for r in cur.fetchall()}["p9"] == "5"  # new partitions take the new default
+    cur.execute("SHOW CREATE TABLE rp")
+    assert "DISTRIBUTED BY HASH(`k`) BUCKETS 5" in cur.fetchall()[0][1]
+    assert "different distribution cols" in error(cur, "ALTER TABLE rp MODIFY DISTRIBUTION DISTRIBUTED BY HASH(d) BUCKETS 3")
+    assert "Cannot change distribution type" in error(cur, "ALTER TABLE rp MODIFY DISTRIBUTION DISTRIBUTED BY RANDOM BUCKETS 3")
