@@ -1,8 +1,9 @@
-"""The BE-style HTTP API on be.conf `webserver_port` (Doris's 8040; 0 turns it off): compaction only.
+"""The BE-style HTTP API on be.conf `webserver_port` (Doris's 8040; 0 turns it off): compaction and tablet meta.
 
     GET  /api/compaction/show?tablet_id=N
     POST /api/compaction/run?tablet_id=N&compact_type=cumulative|base
     GET  /api/compaction/run_status[?tablet_id=N]
+    GET  /api/meta/header/{tablet_id}           (SHOW TABLETS' MetaUrl)
 
 Answers are Doris's JSON. Doris answers every request with HTTP 200; dorislite does too for answers about a
 tablet ({"status": "Fail", "msg": "Tablet not found"}, a compaction that failed or found nothing to merge),
@@ -97,6 +98,39 @@ class CompactionApi:
             return 200, _fail("Tablet not found")
         return 200, self.manager.tablet_run_status(tablet_id)
 
+    def meta_header(self, tablet_id_text: str) -> Reply:
+        """GET /api/meta/header/{tablet_id} (SHOW TABLETS' MetaUrl): the tablet's meta as Doris's TabletMeta JSON
+        names it: ids, state, the schema with each column's unique id, and the visible rowsets."""
+        if not tablet_id_text.isdigit():
+            raise BadRequest(f"convert tablet_id failed, {tablet_id_text}")
+        found = self.manager.tablet_and_table(int(tablet_id_text))
+        if found is None:
+            return 200, _fail("Tablet not found")
+        tablet, table = found
+        index = next(i for i in table.indexes if i.index_id == tablet.index_id)
+        catalog = self.manager.engine.catalog
+        rowsets = sorted(catalog.all_rowsets(tablet.tablet_id), key=lambda r: (r.start_version, r.end_version))
+        stale = {s.rowset.rowset_id for s in catalog.stale_rowsets(tablet.tablet_id)}
+        meta = {
+            "table_id": table.table_id, "partition_id": tablet.partition_id, "tablet_id": tablet.tablet_id,
+            "index_id": index.index_id, "schema_hash": index.schema_hash, "shard_id": 0,
+            "creation_time": int(table.create_time), "tablet_state": "PB_RUNNING",
+            "schema": {
+                "keys_type": table.keys_type,
+                "column": [{"unique_id": c.unique_id, "name": c.name, "type": c.type, "is_key": c.is_key,
+                            "aggregation": c.aggregation or "NONE", "is_nullable": c.nullable,
+                            "default_value": c.default} for c in index.columns],
+                "num_short_key_columns": index.short_key_column_count,
+            },
+            "rs_metas": [{"rowset_id_v2": r.rowset_id, "start_version": r.start_version,
+                          "end_version": r.end_version, "num_rows": r.num_rows, "total_disk_size": r.data_size,
+                          "num_segments": r.num_segments, "rowset_type": "BETA_ROWSET",
+                          "rowset_state": "VISIBLE", "segments_overlap_pb": "OVERLAPPING" if r.overlapping
+                          else "NONOVERLAPPING", "delete_predicate": r.delete_predicate}
+                         for r in rowsets if r.rowset_id not in stale],
+        }
+        return 200, meta
+
     def routes(self) -> dict[str, tuple[str, Callable[[dict[str, list[str]]], Reply]]]:
         return {
             "/api/compaction/show": ("GET", self.show),
@@ -106,7 +140,15 @@ class CompactionApi:
 
     def handle(self, method: str, target: str) -> Reply:
         parts = urlsplit(target)
-        route = self.routes().get(parts.path.rstrip("/") or "/")
+        path = parts.path.rstrip("/") or "/"
+        if path.startswith("/api/meta/header/"):
+            if method != "GET":
+                return 405, _fail(f"Method Not Allowed: {parts.path} takes GET")
+            try:
+                return self.meta_header(path.removeprefix("/api/meta/header/"))
+            except BadRequest as e:
+                return 400, _fail(str(e))
+        route = self.routes().get(path)
         if route is None:
             return 404, _fail("Not Found")
         wanted, handler = route

@@ -224,6 +224,9 @@ class CompactionManager:
                         return t, table
         return None
 
+    def tablet_and_table(self, tablet_id: int) -> tuple[Tablet, OlapTable] | None:
+        return self._tablet(tablet_id)
+
     def find_tablet(self, tablet_id: int) -> Tablet | None:
         found = self._tablet(tablet_id)
         return None if found is None else found[0]

@@ -242,3 +242,18 @@ def test_alter_table_sets_disable_auto_compaction(cur) -> None:
     cur.execute('ALTER TABLE t SET ("disable_auto_compaction" = "false")')
     cur.execute("SHOW CREATE TABLE t")
     assert '"disable_auto_compaction" = "false"' in cur.fetchall()[0][1]
+
+
+def test_meta_url_answers(manual: ServerProcess, cur) -> None:
+    cur.execute(TABLE.format(name="mu", buckets=1, props=""))
+    load(cur, "mu", 2)
+    (row,) = tablets(cur, "mu")
+    url = row["MetaUrl"]
+    assert url == f"http://127.0.0.1:{manual.http_port}/api/meta/header/{row['TabletId']}"
+    status, meta = http(manual, url.split(str(manual.http_port), 1)[1])
+    assert status == 200 and meta["tablet_id"] == int(row["TabletId"]) and meta["tablet_state"] == "PB_RUNNING"
+    assert [c["name"] for c in meta["schema"]["column"]] == ["k", "tag", "v", "m"]
+    assert meta["schema"]["keys_type"] == "AGG_KEYS"
+    assert [(r["start_version"], r["end_version"]) for r in meta["rs_metas"]] == [(2, 2), (3, 3)]
+    assert http(manual, "/api/meta/header/999999999")[1] == {"status": "Fail", "msg": "Tablet not found"}
+    assert http(manual, "/api/meta/header/abc")[0] == 400
