@@ -124,21 +124,23 @@ def _check_order(columns: list[Column], index_name: str) -> None:
 
 
 # -- ADD COLUMN -------------------------------------------------------------------------------------------------
+def _is_key(keys_type: str, d: st.ColumnDefinition, marked_key: bool) -> bool:
+    """Whether a column definition in ADD / MODIFY COLUMN is a key, with Doris's per-model rules on
+    aggregation methods; `marked_key` is what the definition (or the column it modifies) says."""
+    if keys_type == KEYS_AGG:
+        if d.is_key and d.agg_type is not None:
+            raise ddl_error(f"Can not assign aggregation method on key column: {d.name}")
+        return d.agg_type is None  # no aggregation method: a key
+    model = "Unique" if keys_type == KEYS_UNIQUE else "Duplicate"
+    if d.agg_type is not None:
+        raise ddl_error(f"Can not assign aggregation method on column in {model} data model table: {d.name}")
+    return marked_key
+
+
 def _new_column(s: _Schemas, d: st.ColumnDefinition) -> Column:
     keys_type = s.table.keys_type
     name = d.name
-    if keys_type == KEYS_AGG:
-        if d.is_key and d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on key column: {name}")
-        is_key = d.agg_type is None
-    elif keys_type == KEYS_UNIQUE:
-        if d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on column in Unique data model table: {name}")
-        is_key = d.is_key
-    else:
-        if d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on column in Duplicate data model table: {name}")
-        is_key = d.is_key
+    is_key = _is_key(keys_type, d, d.is_key)
     t = type_from_sqlglot(d.type)
     column = bind_column(d, t, is_key, keys_type)
     if column.aggregation == "SUM" and column.default is not None and column.default != "0":
@@ -296,18 +298,7 @@ def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
         raise ddl_error(f"Column[{d.name}] does not exists")
     old = s.base[at]
     keys_type = s.table.keys_type
-    if keys_type == KEYS_AGG:
-        if d.is_key and d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on key column: {d.name}")
-        is_key = d.agg_type is None
-    elif keys_type == KEYS_UNIQUE:
-        if d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on column in Unique data model table: {d.name}")
-        is_key = old.is_key
-    else:
-        if d.agg_type is not None:
-            raise ddl_error(f"Can not assign aggregation method on column in Duplicate data model table: {d.name}")
-        is_key = old.is_key or d.is_key
+    is_key = _is_key(keys_type, d, old.is_key if keys_type == KEYS_UNIQUE else old.is_key or d.is_key)
     new_type = type_from_sqlglot(d.type)
     column = bind_column(d, new_type, is_key, keys_type)
     if column.is_key != old.is_key:

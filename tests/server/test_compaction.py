@@ -71,6 +71,16 @@ def load(cur, table: str, n: int, start: int = 0) -> None:
         cur.execute(f"INSERT INTO {table} VALUES ({i % 3}, 'a', {i}, {i}), ({i % 5}, 'b', 1, {-i}), (100, 'c', 1, 1)")
 
 
+def run_compaction(srv: ServerProcess, tablet_id: int) -> None:
+    """A cumulative compaction of the tablet through the HTTP API, waited for."""
+    status, ran = http(srv, f"/api/compaction/run?tablet_id={tablet_id}&compact_type=cumulative", "POST")
+    assert (status, ran) == (200, {"status": "Success", "msg": "compaction task is successfully triggered."})
+    deadline = time.monotonic() + 30
+    while http(srv, f"/api/compaction/run_status?tablet_id={tablet_id}")[1]["run_status"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def cur(manual: ServerProcess) -> Iterator:
     conn = manual.connect()
@@ -105,12 +115,7 @@ def test_show_tablets_and_a_manual_compaction(manual: ServerProcess, cur) -> Non
     assert [r.split(" ")[0] for r in shown["rowsets"]] == [f"[{v}-{v}]" for v in range(2, 9)]
     assert shown["missing_rowsets"] == [] and shown["stale version path"] == []
 
-    status, ran = http(manual, f"/api/compaction/run?tablet_id={tablet_id}&compact_type=cumulative", "POST")
-    assert (status, ran) == (200, {"status": "Success", "msg": "compaction task is successfully triggered."})
-    deadline = time.monotonic() + 30
-    while http(manual, f"/api/compaction/run_status?tablet_id={tablet_id}")[1]["run_status"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    run_compaction(manual, tablet_id)
     (row,) = tablets(cur, "t")
     assert row["VersionCount"] == "1"
     assert int(row["RowCount"]) < 7 * 3  # equal keys became one row

@@ -4,12 +4,10 @@ casts for widened ones), in scans, merges, rollups, compaction and Spark reads. 
 
 from __future__ import annotations
 
-import time
-
 import pymysql
 import pytest
 
-from tests.server.test_compaction import http, manual, tablets  # noqa: F401 - the fixture is used by name
+from tests.server.test_compaction import manual, run_compaction, tablets  # noqa: F401 - the fixture is used by name
 
 PROPS = "PROPERTIES ('replication_num' = '1')"
 
@@ -159,12 +157,7 @@ def test_compaction_writes_the_new_schema(manual, mcur) -> None:  # noqa: F811
     assert before == [(0, "a", 5), (1, "a", 5), (1, "b", 9), (2, "a", 5)]
     (row,) = tablets(cur, "c")
     tablet_id = int(row["TabletId"])
-    assert http(manual, f"/api/compaction/run?tablet_id={tablet_id}&compact_type=cumulative", "POST") == (
-        200, {"status": "Success", "msg": "compaction task is successfully triggered."})
-    deadline = time.monotonic() + 30
-    while http(manual, f"/api/compaction/run_status?tablet_id={tablet_id}")[1]["run_status"]:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    run_compaction(manual, tablet_id)
     (row,) = tablets(cur, "c")
     assert row["VersionCount"] == "1"
     assert rows(cur, "SELECT * FROM c ORDER BY k, label") == before
