@@ -230,6 +230,8 @@ class ExpressionTranslator:
             return exp.column(n.id, quoted=True)
         if isinstance(n, exp.Literal | ArrowConst | exp.Null | exp.Boolean) or not is_constant(n):
             return n
+        if isinstance(n.parent, exp.Case) or not isinstance(n, exp.Func | exp.Binary | exp.Unary):
+            return n  # a CASE's WHEN branches (If nodes) and other parts are structure, not values
         try:
             value = Evaluator(self.empty, self.ctx).eval(n)
         except Exception:  # noqa: BLE001 - left for the evaluator to raise per batch, as before

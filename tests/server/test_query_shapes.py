@@ -104,3 +104,12 @@ def test_correlated_subqueries_above_joins_and_long_pushed_lists(cur, shop) -> N
     assert sorted(rows(cur, f"SELECT s.k, i.cat FROM sales s JOIN item i ON s.k = i.k WHERE s.k IN ({listed}) "
                             "AND s.k NOT IN (" + ", ".join(str(i) for i in range(2, 300)) + ")")) == [("1", "x"),
                                                                                                    ("1", "x")]
+
+
+def test_simple_case_with_a_constant_branch_under_a_join(cur, shop) -> None:
+    # TPC-DS q39: `case mean when 0 then null else stdev/mean end` above a join (the evaluator inside DuckDB
+    # computes it; its WHEN branch must stay a branch, not be folded into a constant)
+    assert rows(cur, "SELECT s.k, CASE s.k WHEN 1 THEN NULL ELSE s.v / s.k END, CASE s.v WHEN 0 THEN 0 ELSE 1 END "
+                     "FROM sales s JOIN item i ON s.k = i.k WHERE s.k = 2") == [("2", "10.125000", "1")]
+    assert rows(cur, "SELECT count(*) FROM sales s JOIN item i ON s.k = i.k "
+                     "WHERE CASE s.k WHEN 1 THEN NULL ELSE s.v END > 1") == [("1",)]
