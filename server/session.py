@@ -706,14 +706,13 @@ class Session:
         with self.ctx.ddl_lock:
             self.ctx.engine.catalog.change_schema(table.table_id, change.columns, change.indexes,
                                                   change.partition_info, change.distribution, change.properties,
-                                                  change.index_defs)
+                                                  change.index_defs, change.renames)
         return OkResult()
 
     def _check_delete_columns(self, table: OlapTable, s: st.AlterColumns) -> None:
-        """A DELETE's condition names its columns as they were called: renaming or dropping one waits until
-        compaction has applied the deletes that name it."""
-        touched = {c.old.lower(): c.old for c in s.clauses if isinstance(c, st.RenameColumn)}
-        touched |= {c.name.lower(): c.name for c in s.clauses if isinstance(c, st.DropColumn) and c.rollup is None}
+        """A DELETE's condition needs the columns it names (renames rewrite the names in it): dropping one waits
+        until compaction has applied the deletes that name it."""
+        touched = {c.name.lower(): c.name for c in s.clauses if isinstance(c, st.DropColumn) and c.rollup is None}
         if not touched:
             return
         catalog = self.ctx.engine.catalog
@@ -722,8 +721,7 @@ class Session:
             for name in delete_columns(deletes):
                 if name.lower() in touched:
                     raise doris_error(f"Column[{touched[name.lower()]}] is used by a DELETE condition not yet "
-                                      "compacted away; run compaction on the table before renaming or "
-                                      "dropping it")
+                                      "compacted away; run compaction on the table before dropping it")
 
     def _alter_comment(self, s: st.AlterTableComment) -> Result:
         table = self.table(s.db, s.table)

@@ -42,6 +42,7 @@ class SchemaChange:
     distribution: DistributionInfo
     properties: tuple[tuple[str, str], ...]
     index_defs: tuple[IndexDef, ...]
+    renames: tuple[tuple[str, str], ...] = ()  # RENAME COLUMN clauses in order (DELETE conditions follow them)
 
 
 def ddl_error(detail: str) -> SqlError:
@@ -60,6 +61,7 @@ class _Schemas:
         self.distribution = table.distribution
         self.properties = list(table.properties)
         self.index_defs = list(table.index_defs)
+        self.renames: list[tuple[str, str]] = []
 
     @property
     def base(self) -> list[Column]:
@@ -101,7 +103,7 @@ def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
                 short_key_column_count=_short_keys(i, s.cols[i.index_id]))
         for i in table.indexes)
     return SchemaChange(tuple(s.base), indexes, s.partition_info, s.distribution, tuple(s.properties),
-                        tuple(s.index_defs))
+                        tuple(s.index_defs), tuple(s.renames))
 
 
 def _short_keys(index: MaterializedIndexMeta, columns: list[Column]) -> int:
@@ -342,6 +344,7 @@ def _rename(s: _Schemas, clause: st.RenameColumn) -> None:
         j = _find(columns, old)
         if j >= 0:
             columns[j] = replace(columns[j], name=new)
+    s.renames.append((old, new))
 
     def renamed(names: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(new if n.lower() == old.lower() else n for n in names)

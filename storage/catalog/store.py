@@ -45,6 +45,7 @@ from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
 from storage.catalog.views import VIEW_SCHEMA, ViewCatalog, name_taken
 from storage.errors import StorageError, doris_error
+from storage.tablet.delete_filter import rename_delete_columns
 
 FIRST_ID = 10000  # Doris's catalog ids start at 10000
 FIRST_TXN_ID = 1000
@@ -643,13 +644,24 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def change_schema(self, table_id: int, columns: Sequence[Column], indexes: Sequence[MaterializedIndexMeta],
                       partition_info: PartitionInfo, distribution: DistributionInfo,
-                      properties: Sequence[tuple[str, str]], index_defs: Sequence[IndexDef]) -> OlapTable:
+                      properties: Sequence[tuple[str, str]], index_defs: Sequence[IndexDef],
+                      renames: Sequence[tuple[str, str]] = ()) -> OlapTable:
         """A light schema change in one commit: the new base and index schemas (columns with unique_id < 0 are
         new and get fresh ids, never reused, so a segment's dropped column cannot come back under a new one
-        of the same name) and the definitions that name columns."""
+        of the same name), the definitions that name columns, and the DELETE conditions' column names
+        (`renames`, in order)."""
         with self._write() as c:
             if c.execute("SELECT 1 FROM tables WHERE table_id = ?", (table_id,)).fetchone() is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            if renames:
+                deletes = c.execute(
+                    "SELECT r.rowset_id, r.delete_predicate FROM rowsets r JOIN tablets t ON r.tablet_id = "
+                    "t.tablet_id WHERE t.table_id = ? AND r.kind = 'DELETE' AND r.delete_predicate IS NOT NULL",
+                    (table_id,)).fetchall()
+                for rowset_id, text in deletes:
+                    for old, new in renames:
+                        text = rename_delete_columns(text, old, new)
+                    c.execute("UPDATE rowsets SET delete_predicate = ? WHERE rowset_id = ?", (text, rowset_id))
             fresh: dict[str, int] = {}
 
             def with_ids(cols: Sequence[Column]) -> tuple[Column, ...]:

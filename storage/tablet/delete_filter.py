@@ -98,6 +98,19 @@ def encode_key_set(keys: pa.Table) -> str:
     return json.dumps([{"op": KEY_IN, "columns": keys.column_names, "arrow": blob}], separators=(",", ":"))
 
 
+def rename_delete_columns(text: str, old: str, new: str) -> str:
+    """A DELETE rowset's condition with column `old` (any case) called `new` (a RENAME COLUMN)."""
+    terms = json.loads(text)
+    for term in terms:
+        if term.get("op") == KEY_IN:
+            names = [new if c.lower() == old.lower() else c for c in term["columns"]]
+            table = pa.ipc.open_stream(base64.b64decode(term["arrow"])).read_all().rename_columns(names)
+            term.update(json.loads(encode_key_set(table))[0])
+        elif term["column"].lower() == old.lower():
+            term["column"] = new
+    return json.dumps(terms, ensure_ascii=False, separators=(",", ":"))
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_delete_predicate(text: str) -> DeleteCondition:
     """A DELETE rowset's condition (memoised: every scan of the tablet reads the same text)."""

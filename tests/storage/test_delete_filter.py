@@ -174,3 +174,21 @@ def test_delete_reaches_rollup_tablets(engine: StorageEngine) -> None:
     total = sum(engine.scan(ScanRequest(table=table, schema=schema, columns=["k"], tablet_ids=[t.tablet_id]))
                 .table.num_rows for t in tablets)
     assert total == 1
+
+
+def test_rename_delete_columns_rewrites_both_forms() -> None:
+    from storage.predicate import ColumnPredicate, Op
+    from storage.tablet.delete_filter import (
+        encode_key_set,
+        encode_predicates,
+        parse_delete_predicate,
+        rename_delete_columns,
+    )
+
+    text = encode_predicates([ColumnPredicate("V", Op.EQ, (1,)), ColumnPredicate("k", Op.GT, (2,))])
+    renamed = parse_delete_predicate(rename_delete_columns(text, "v", "w"))
+    assert [p.column for p in renamed.predicates] == ["w", "k"]
+    keys = pa.table({"k": pa.array([1, 2], pa.int32()), "g": pa.array(["a", "b"])})
+    renamed = parse_delete_predicate(rename_delete_columns(encode_key_set(keys), "K", "id"))
+    assert renamed.key_set.column_names == ["id", "g"]
+    assert renamed.key_set.column("id").to_pylist() == [1, 2]
