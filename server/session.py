@@ -753,9 +753,20 @@ class Session:
         database = self.ctx.engine.catalog.get_database(db)
         if database is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-        if s.kind == "COLUMN":
-            return ResultSet(self.ctx.alter_jobs.show_column_rows(database.db_id))
-        return ResultSet(self.ctx.alter_jobs.show_rows(database.db_id))
+        table = (self.ctx.alter_jobs.show_column_rows(database.db_id) if s.kind == "COLUMN"
+                 else self.ctx.alter_jobs.show_rows(database.db_id))
+        if s.where is None and not s.order_by and s.limit is None:
+            return ResultSet(table)
+        query = exp.select("*").from_("show")
+        if s.where is not None:
+            query = query.where(s.where.copy())
+        if s.order_by:
+            query = query.order_by(*[o.copy() for o in s.order_by])
+        if s.limit is not None:
+            query = query.limit(s.limit)
+        if s.offset:
+            query = query.offset(s.offset)
+        return ResultSet(self._over(table, query))
 
     def _cancel_alter_rollup(self, s: st.CancelAlterTableRollup) -> Result:
         table = self.table(s.db, s.table)

@@ -341,8 +341,15 @@ class DorisLiteParser(DorisParser):
         return self.expression(dx.DropRollup(expressions=names, properties=exp.Properties(expressions=props)))
 
     def _parse_show_alter_table(self, kind: str) -> dx.ShowAlterTable:
+        """`SHOW ALTER TABLE ROLLUP | COLUMN [FROM db] [WHERE ...] [ORDER BY ...] [LIMIT [m,] n]`."""
         db = self._parse_id_var() if self._match(TokenType.FROM) or self._match(TokenType.IN) else None
-        return self.expression(dx.ShowAlterTable(this=exp.var(kind), db=db))
+        where = self._parse_where()
+        order = self._parse_order()
+        offset, limit = self._parse_oldstyle_limit()
+        if self._match_text_seq("OFFSET"):
+            offset = self._parse_number()
+        return self.expression(dx.ShowAlterTable(this=exp.var(kind), db=db, where=where, order=order, limit=limit,
+                                                 offset=offset))
 
     def _parse_cancel_alter_table(self, kind: str) -> dx.CancelAlterTable:
         self._match(TokenType.FROM) or self.raise_error("Expected FROM [db.]table")

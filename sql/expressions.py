@@ -131,9 +131,9 @@ class DropRollup(exp.Expression):
 
 
 class ShowAlterTable(exp.Expression):
-    """`SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW [FROM db]`."""
+    """`SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW | COLUMN [FROM db] [WHERE] [ORDER BY] [LIMIT]`."""
 
-    arg_types = {"this": True, "db": False}
+    arg_types = {"this": True, "db": False, "where": False, "order": False, "limit": False, "offset": False}
 
 
 class CancelAlterTable(exp.Expression):

@@ -1095,7 +1095,10 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowLoad: _show_load,
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,
-    dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(_text(n.args.get("db")), n.name.upper()),
+    dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(
+        _text(n.args.get("db")), n.name.upper(), _where(n.args.get("where")),
+        tuple(n.args["order"].expressions) if n.args.get("order") else (), _int(n.args.get("limit")),
+        _int(n.args.get("offset"))),
     dx.CancelAlterTable: _cancel_alter_table,
     dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
     exp.Set: _set,

@@ -440,10 +440,14 @@ class DropRollup(Statement):
 
 @dataclass(frozen=True)
 class ShowAlterTableRollup(Statement):
-    """SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW | COLUMN [FROM db]."""
+    """SHOW ALTER TABLE ROLLUP | MATERIALIZED VIEW | COLUMN [FROM db] [WHERE ...] [ORDER BY ...] [LIMIT n]."""
 
     db: str | None = None
     kind: str = "ROLLUP"  # ROLLUP / COLUMN
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Expression, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ from typing import Any
 
 from storage.catalog.compaction import COMPACTION_SCHEMA, CompactionCatalog
 from storage.catalog.delete_jobs import DELETE_SCHEMA, DeleteCatalog
-from storage.catalog.job_tables import cancel_table_jobs
+from storage.catalog.job_tables import SCHEMA_CHANGE_JOBS, cancel_table_jobs
 from storage.catalog.model import (
     INDEX_NORMAL,
+    JOB_FINISHED,
     PARTITION_INIT_VERSION,
     Column,
     Database,
@@ -37,6 +38,7 @@ from storage.catalog.model import (
     PartitionInfo,
     PartitionItem,
     Rowset,
+    SchemaChangeJob,
     TableSpec,
     Tablet,
 )
@@ -683,6 +685,15 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             for index in indexes:
                 c.execute("UPDATE indexes SET columns = ?, short_key_column_count = ? WHERE index_id = ?",
                           (_columns_json(with_ids(index.columns)), index.short_key_column_count, index.index_id))
+            # as Doris does for a light schema change: a FINISHED job, so SHOW ALTER TABLE COLUMN shows it done
+            table = self._load_table(c, table_id)
+            assert table is not None
+            now = time.time()
+            SCHEMA_CHANGE_JOBS.save(c, SchemaChangeJob(
+                job_id=self._allocate(c), db_id=table.db_id, table_id=table_id, table_name=table.name,
+                index_id=table.base_index_id, state=JOB_FINISHED, create_time=now, finish_time=now,
+                schema_version=len(SCHEMA_CHANGE_JOBS.jobs(c, table_id=table_id)) + 1,
+                watershed_txn_id=c.execute("SELECT value FROM counters WHERE name = 'txn'").fetchone()[0]))
             result = self._load_table(c, table_id)
         assert result is not None
         return result

@@ -173,3 +173,17 @@ def test_compaction_writes_the_new_schema(manual, mcur) -> None:  # noqa: F811
     assert rows(cur, "SELECT * FROM c ORDER BY k, label") == before
     cur.execute("ALTER TABLE c RENAME COLUMN label tag2")  # the compacted rowset carries the new ids
     assert rows(cur, "SELECT tag2, max(m) FROM c GROUP BY tag2 ORDER BY tag2") == [("a", 5), ("b", 9)]
+
+
+def test_show_alter_table_column_lists_light_changes_as_finished(cur) -> None:
+    # Doris records a FINISHED job for a light change, which scripts poll the way Doris's own tests do
+    cur.execute(f"CREATE TABLE j (k INT, v INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 {PROPS}")
+    cur.execute("ALTER TABLE j ADD COLUMN x INT")
+    cur.execute("SHOW ALTER TABLE COLUMN WHERE TableName = 'j' ORDER BY CreateTime DESC LIMIT 1")
+    (row,) = cur.fetchall()
+    assert (row[1], row[9]) == ("j", "FINISHED")
+    cur.execute("ALTER TABLE j DROP COLUMN x")
+    cur.execute("SHOW ALTER TABLE COLUMN WHERE TableName = 'j' AND State = 'FINISHED'")
+    assert len(cur.fetchall()) == 2
+    cur.execute("SHOW ALTER TABLE COLUMN WHERE TableName = 'nope'")
+    assert cur.fetchall() == ()
