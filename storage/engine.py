@@ -164,7 +164,7 @@ def reject_masks(table: OlapTable, data: pa.Table) -> tuple[np.ndarray, list[tup
 def _default_scalar(column: Column, t: pa.DataType) -> pa.Scalar:
     """The value rows written before `column` existed read as: its DEFAULT (NULL for none, and for
     CURRENT_TIMESTAMP, which has no one value for the past)."""
-    text = column.default
+    text = column.fill if column.fill is not None else column.default
     if text is None or text.upper() in ("NULL", "CURRENT_TIMESTAMP", "NOW()", "CURRENT_TIMESTAMP()"):
         return pa.scalar(None, t)
     try:

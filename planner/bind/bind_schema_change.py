@@ -153,7 +153,7 @@ def _new_column(s: _Schemas, d: st.ColumnDefinition) -> Column:
                         f"with random distribution : {name}")
     if not column.nullable and column.default is None:
         column = replace(column, default=_zero(t, name))
-    return replace(column, unique_id=NEW_COLUMN_ID)
+    return replace(column, unique_id=NEW_COLUMN_ID, fill="NULL" if column.default is None else column.default)
 
 
 def _zero(t: DorisType, name: str) -> str:
@@ -266,8 +266,33 @@ def _rewrite_needed(what: str) -> SqlError:
 _WIDER_INTS = ["TINYINT", "SMALLINT", "INT", "BIGINT", "LARGEINT"]
 
 
-def _check_type_change(old: DorisType, new: DorisType) -> None:
+_INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19, "LARGEINT": 38}
+
+
+def _exact_value_conversion(old: DorisType, new: DorisType) -> bool:
+    """Conversions of a value column that rows already written can take as they are read (every old value
+    has one exact new value; the order of rows does not matter for a value column): integers to DOUBLE, to a
+    DECIMAL or text wide enough, DATE to DATETIME, DECIMAL to text."""
+    if old.name in _INT_DIGITS:
+        digits = _INT_DIGITS[old.name]
+        if new.name == "DOUBLE" and old.name != "LARGEINT":
+            return True
+        if new.name == "DECIMAL":
+            return (new.precision or 0) - (new.scale or 0) >= digits
+        if new.name == "STRING" or new.name == "VARCHAR" and (new.length or 0) >= digits + 1:
+            return True
+    if old.name == "DATE" and new.name == "DATETIME":
+        return True
+    if old.name == "DECIMAL" and (new.name == "STRING" or new.name == "VARCHAR"
+                                  and (new.length or 0) >= (old.precision or 0) + 2):
+        return True
+    return False
+
+
+def _check_type_change(old: DorisType, new: DorisType, is_key: bool = False) -> None:
     if str(old) == str(new):
+        return
+    if not is_key and _exact_value_conversion(old, new):
         return
     if old.name in _WIDER_INTS and new.name in _WIDER_INTS:
         if _WIDER_INTS.index(new.name) >= _WIDER_INTS.index(old.name):
@@ -310,8 +335,8 @@ def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
         raise ddl_error(f"Can not change aggregation type: {old.aggregation} to {column.aggregation}")
     if old.nullable and not column.nullable:
         raise ddl_error("Can not change from nullable to non-nullable")
-    _check_type_change(parse_type(old.type), new_type)
-    column = replace(column, name=old.name, unique_id=old.unique_id)
+    _check_type_change(parse_type(old.type), new_type, old.is_key)
+    column = replace(column, name=old.name, unique_id=old.unique_id, fill=old.fill)
     target = s.cols[rollup.index_id] if rollup is not None else s.base
     i = _find(target, d.name)
     if i < 0:

@@ -30,6 +30,9 @@ class Column:
     default: str | None = None  # literal text as written; "CURRENT_TIMESTAMP" etc. kept verbatim
     comment: str = ""
     unique_id: int = 0  # stable per table, survives renames/reorders in rollups
+    # for a column ALTER TABLE added: what rows written before it hold ("NULL" or a literal), fixed at ADD time
+    # whatever MODIFY COLUMN later does to DEFAULT
+    fill: str | None = None
 
 
 @dataclass(frozen=True)

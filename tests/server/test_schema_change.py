@@ -187,3 +187,23 @@ def test_show_alter_table_column_lists_light_changes_as_finished(cur) -> None:
     assert len(cur.fetchall()) == 2
     cur.execute("SHOW ALTER TABLE COLUMN WHERE TableName = 'nope'")
     assert cur.fetchall() == ()
+
+
+def test_value_columns_convert_as_they_are_read(cur) -> None:
+    cur.execute(f"CREATE TABLE cv (k INT, v INT, d DATE, m DECIMAL(5, 2)) DUPLICATE KEY(k) "
+                f"DISTRIBUTED BY HASH(k) BUCKETS 1 {PROPS}")
+    cur.execute("INSERT INTO cv VALUES (1, -5, '2024-01-02', 1.50), (2, 123456, '2024-03-04', -2.25)")
+    cur.execute("ALTER TABLE cv MODIFY COLUMN v VARCHAR(20), MODIFY COLUMN d DATETIME, MODIFY COLUMN m STRING")
+    cur.execute("INSERT INTO cv VALUES (3, 'text', '2024-05-06 07:08:09', 'x')")
+    cur.execute("SELECT k, v, CAST(d AS CHAR), m FROM cv ORDER BY k")
+    assert cur.fetchall() == ((1, "-5", "2024-01-02 00:00:00", "1.50"), (2, "123456", "2024-03-04 00:00:00", "-2.25"),
+                              (3, "text", "2024-05-06 07:08:09", "x"))
+    assert rows(cur, "SELECT k FROM cv WHERE v = '123456'") == [(2,)]
+    assert rows(cur, "SELECT k FROM cv WHERE d < '2024-02-01'") == [(1,)]
+    cur.execute("ALTER TABLE cv ADD COLUMN big BIGINT DEFAULT '7'")
+    cur.execute("ALTER TABLE cv MODIFY COLUMN big DECIMAL(25, 2)")
+    # the old rows keep the value the column was added with (7), whatever MODIFY does to DEFAULT
+    assert rows(cur, "SELECT CAST(sum(big) AS CHAR) FROM cv") == [("21.00",)]
+    # a key's type change reorders rows: refused; and a value conversion that could lose data too
+    assert "needs the rows rewritten" in error(cur, "ALTER TABLE cv MODIFY COLUMN k VARCHAR(20)")
+    assert "needs the rows rewritten" in error(cur, "ALTER TABLE cv MODIFY COLUMN v INT")
