@@ -595,6 +595,29 @@ def exact_conversion(source: pa.DataType, target: pa.DataType) -> bool:
     )
 
 
+@_handles(exp.Substring)
+def _substring(tr: ExpressionTranslator, e: exp.Substring) -> str:
+    """substr(s, start[, length]) with a constant start >= 1 and length >= 0: DuckDB counts characters as Doris
+    does there (a start of 0 or below, or a negative length, runs in the evaluator)."""
+    if not is_string(tr.type_of(e.this)):
+        raise Untranslatable("substring of a non-string")
+    bounds = []
+    for key, low in (("start", 1), ("length", 0)):
+        node = e.args.get(key)
+        if node is None:
+            continue
+        if not is_constant(node):
+            raise Untranslatable("substring bounds from columns")
+        value = Evaluator(tr.empty, tr.ctx).eval(node)
+        if not isinstance(value, pa.Scalar) or not pa.types.is_integer(value.type) or not value.is_valid \
+                or value.as_py() < low:
+            raise Untranslatable("substring bounds")
+        bounds.append(str(value.as_py()))
+    if e.args.get("start") is None:
+        raise Untranslatable("substring without a start")
+    return f"substring({tr.sql(e.this)}, {', '.join(bounds)})"
+
+
 @_handles(exp.Upper, exp.Lower)
 def _case_mapping(tr: ExpressionTranslator, e: exp.Expression) -> str:
     if not is_string(tr.type_of(e.this)):
