@@ -41,7 +41,7 @@ from storage.predicate import ColumnPredicate
 from storage.segment import column_cache
 from storage.segment.bloom_filter import DEFAULT_FPP as DEFAULT_BLOOM_FILTER_FPP
 from storage.segment.page import CODECS
-from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment
+from storage.segment.reader import Narrowed, SegmentReader, forget_segments, open_segment, rows_only
 from storage.segment.schema_view import WantedColumn, segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
@@ -135,11 +135,6 @@ def _scan_pool(threads: int) -> ThreadPoolExecutor:
 def _narrowed_rows(n: Narrowed) -> int:
     ranges, ids, _ = n
     return len(ids) if ids is not None else ranges.count()
-
-
-def _rows_only(n: int) -> pa.Table:
-    """A table of `n` rows and no columns."""
-    return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
 
 
 def staging_path(root: Path, txn_id: int) -> Path:
@@ -645,7 +640,7 @@ class StorageEngine:
         if not pieces:
             return ScanResult(out_schema.empty_table(), stats)
         if not requested:  # COUNT(*) without columns: Arrow cannot concatenate row counts alone
-            return ScanResult(_rows_only(sum(p.num_rows for p in pieces)), stats)
+            return ScanResult(rows_only(sum(p.num_rows for p in pieces)), stats)
         result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
         return ScanResult(result.rename_columns(list(req.columns)), stats)
 
@@ -717,7 +712,7 @@ class StorageEngine:
         if not parts:
             return None
         if not columns:
-            return _rows_only(sum(p.num_rows for p in parts))
+            return rows_only(sum(p.num_rows for p in parts))
         if merging and (data_rowsets > 1 or overlapping):
             # parts were appended oldest first (a segment holds each key once)
             return merge_parts(parts, index)

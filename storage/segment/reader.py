@@ -55,6 +55,11 @@ Narrowed = tuple[RowRanges, "np.ndarray | None", list[ColumnPredicate]]
 _BITMAP_OPS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN, Op.IS_NULL, Op.IS_NOT_NULL})
 
 
+def rows_only(n: int) -> pa.Table:
+    """A table of `n` rows and no columns (COUNT(*) reads no column; Arrow has no other way to say it)."""
+    return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
+
+
 def open_segment(path: str | os.PathLike[str]) -> SegmentReader:
     """A reader of `path`, shared across scans (LRU of 4,096): a segment file is immutable and its name
     (<rowset id>_<n>.dat, a fresh uuid per load, compaction output or index rewrite) is never reused, so its
@@ -390,7 +395,7 @@ class SegmentReader:
                     got.update(zip(rest, self._read_columns(rest, ranges, None, stats), strict=True))
                 table = pa.Table.from_arrays([got[c] for c in columns], schema=schema) if columns else None
                 if table is None:
-                    return pa.table({"_": pa.nulls(kept)}).drop_columns(["_"])
+                    return rows_only(kept)
                 return table.filter(keep)
             if kept < n:
                 pos = np.flatnonzero(mask)
@@ -399,7 +404,7 @@ class SegmentReader:
             n = kept
             got = dict(zip(pred_cols, arrays, strict=True))
         if not columns:  # a row count without columns (COUNT(*))
-            return pa.table({"_": pa.nulls(n)}).drop_columns(["_"])
+            return rows_only(n)
         rest = [c for c in columns if c not in got]
         if rest:
             got.update(zip(rest, self._read_columns(rest, ranges, ids, stats), strict=True))
@@ -446,7 +451,7 @@ class SegmentReader:
         if total == 0:
             return schema.empty_table()
         if not columns:  # a row count without columns (COUNT(*))
-            return pa.table({"_": pa.nulls(total)}).drop_columns(["_"])
+            return rows_only(total)
         col_stats = [ScanStats() for _ in columns]
         if len(columns) > 1 and total >= _PARALLEL_MIN_ROWS:
             arrays = list(_POOL.map(self._read_column, columns, [ranges] * len(columns), col_stats))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from storage.predicate import ColumnPredicate
-from storage.segment.reader import Narrowed, SegmentReader
+from storage.segment.reader import Narrowed, SegmentReader, rows_only
 from storage.segment.row_ranges import RowRanges
 from storage.stats import ScanStats
 from storage.tablet.predicate_filter import predicate_mask
@@ -161,10 +161,7 @@ class SegmentView:
              stats: ScanStats | None = None) -> pa.Table:
         stored = self._stored(columns)
         ranges = RowRanges.full(self.num_rows) if row_ranges is None else row_ranges.clip(self.num_rows)
-        if stored:
-            part = self.reader.read(stored, ranges, stats)
-        else:
-            part = pa.table({"_": pa.nulls(ranges.count())}).drop_columns(["_"])
+        part = self.reader.read(stored, ranges, stats) if stored else rows_only(ranges.count())
         return self._complete(part, columns)
 
     def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate],
@@ -173,12 +170,9 @@ class SegmentView:
         predicates are evaluated on the rows in current names and types."""
         ranges, ids, _ = narrowed if narrowed is not None else self.narrow(predicates, stats)
         wanted = list(dict.fromkeys([*columns, *(p.column for p in exact)]))
-        stored = self._stored(wanted)
         if ids is not None:
             ranges = self.reader._ranges_of_ids(ids)
-        part = self.reader.read(stored, ranges, stats) if stored else \
-            pa.table({"_": pa.nulls(ranges.count())}).drop_columns(["_"])
-        table = self._complete(part, wanted)
+        table = self.read(wanted, ranges, stats)
         if exact and table.num_rows:
             before = table.num_rows
             table = table.filter(pa.array(predicate_mask(table, list(exact))))
