@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from server.config import Config
-from storage.catalog.model import JOB_RUNNING, OlapTable, RollupJob
+from storage.catalog.model import JOB_RUNNING, SHADOW_PREFIX, OlapTable, RollupJob
 from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StorageEngine
 from storage.jobs.rollup import RollupJobRunner
@@ -122,10 +122,13 @@ class AlterJobs:
         rows = []
         for j in self.engine.catalog.schema_change_jobs(db_id=db_id):
             table = self.engine.catalog.get_table_by_id(j.table_id)
-            index_name = table.name if table is not None else j.table_name
-            rows.append((str(j.job_id), j.table_name, _time(j.create_time), _time(j.finish_time), index_name,
-                         str(j.index_id), str(j.index_id), f"{j.schema_version}:0", str(j.watershed_txn_id),
-                         j.state, j.msg, self.schema_change.progress(j), str(j.timeout_second)))
+            names = {i.index_id: i.name.removeprefix(SHADOW_PREFIX) for i in table.indexes} if table else {}
+            # a rewrite: a row per changed index (IndexId the new one); an index change: the base index
+            for origin, index in j.shadows or ((j.index_id, j.index_id),):
+                name = names.get(index) or names.get(origin) or j.table_name
+                rows.append((str(j.job_id), j.table_name, _time(j.create_time), _time(j.finish_time), name,
+                             str(index), str(origin), f"{j.schema_version}:0", str(j.watershed_txn_id),
+                             j.state, j.msg, self.schema_change.progress(j), str(j.timeout_second)))
         arrays = [pa.array([r[i] for r in rows], pa.string()) for i in range(len(SHOW_ALTER_COLUMN_COLUMNS))]
         return pa.Table.from_arrays(arrays, names=list(SHOW_ALTER_COLUMN_COLUMNS))
 

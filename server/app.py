@@ -7,6 +7,7 @@ import logging
 from pathlib import Path
 
 from planner.duck.database import use_spill_directory
+from planner.schema_convert import convert_column
 from server.auth import UserStore
 from server.config import Config
 from server.http_api import CompactionApi, HttpApiServer
@@ -26,6 +27,7 @@ class DorisLite:
         self.root.mkdir(parents=True, exist_ok=True)
         self.engine = StorageEngine(self.root, config.be)
         self.engine.arrow_type = lambda text: parse_type(text).arrow_type()  # segments read through schema changes
+        self.engine.convert = convert_column  # a schema change's rows converted to their new types
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.users = UserStore(self.root / "users.json")
         root_password = config.get("root_password", "")

@@ -489,6 +489,9 @@ class Session:
         engine = self.ctx.engine
         if isinstance(bound, KeyDelete):  # the WHERE runs as a query over the merged rows
             return run_key_delete(engine, bound, execute_query(bound.query, self.query_context()))
+        if any(j.shadows for j in self.ctx.alter_jobs.unfinished_schema_changes(table)):
+            # Doris's DeleteHandler: no DELETE condition while a schema change rewrites the table
+            raise doris_error(f"Table's state is not normal: {table.name}")
         return run_predicate_delete(engine, bound)
 
     def _show_delete(self, s: st.ShowDelete) -> Result:
@@ -697,16 +700,24 @@ class Session:
         return OkResult()
 
     def _alter_columns(self, s: st.AlterColumns) -> Result:
-        """ADD / DROP / MODIFY / RENAME COLUMN, ORDER BY: a light schema change, one catalog commit; the rows
-        already written are read through the new schema."""
+        """ADD / DROP / MODIFY / RENAME COLUMN, ORDER BY: a light schema change is one catalog commit (the rows
+        already written are read through the new schema); one that needs the rows rewritten starts a schema
+        change job and returns, as Doris does (SHOW ALTER TABLE COLUMN follows it)."""
         table = self.table(s.db, s.table)
         self._check_normal_state(table)
         self._check_delete_columns(table, s)
         change = bind_schema_change(table, s)
+        catalog = self.ctx.engine.catalog
         with self.ctx.ddl_lock:
-            self.ctx.engine.catalog.change_schema(table.table_id, change.columns, change.indexes,
-                                                  change.partition_info, change.distribution, change.properties,
-                                                  change.index_defs, change.renames)
+            if change.rewrite:
+                catalog.create_rewrite_job(table.table_id, change.columns, change.indexes, change.partition_info,
+                                           change.distribution, change.properties, change.index_defs,
+                                           change.renames, change.rewrite, self.ctx.alter_jobs.default_timeout)
+            else:
+                catalog.change_schema(table.table_id, change.columns, change.indexes, change.partition_info,
+                                      change.distribution, change.properties, change.index_defs, change.renames)
+        if change.rewrite:
+            self.ctx.alter_jobs.kick()
         return OkResult()
 
     def _check_delete_columns(self, table: OlapTable, s: st.AlterColumns) -> None:

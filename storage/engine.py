@@ -31,6 +31,7 @@ from storage.catalog.model import (
     OlapTable,
     Rowset,
     Tablet,
+    is_rewrite_shadow,
 )
 from storage.catalog.store import Catalog, new_label
 from storage.compaction.policy import CompactionConfig
@@ -47,6 +48,7 @@ from storage.segment.writer import SegmentIndexConfig, write_segments
 from storage.stats import ScanStats
 from storage.tablet.aggregation import aggregate_index, key_column_names, merge_parts
 from storage.tablet.bucket_hash import pmod, random_buckets, spark_hash
+from storage.tablet.convert import Converter, default_scalar, rows_as
 from storage.tablet.delete_filter import apply_deletes, delete_columns, delete_rowsets, deletes_above
 from storage.tablet.memtable import build_memtable
 from storage.tablet.partition_router import NO_PARTITION, route_partitions
@@ -156,20 +158,6 @@ def reject_masks(table: OlapTable, data: pa.Table) -> tuple[np.ndarray, list[tup
     return positions, checks
 
 
-def _default_scalar(column: Column, t: pa.DataType) -> pa.Scalar:
-    """The value rows written before `column` existed read as: its DEFAULT (NULL for none, and for
-    CURRENT_TIMESTAMP, which has no one value for the past)."""
-    text = column.fill if column.fill is not None else column.default
-    if text is None or text.upper() in ("NULL", "CURRENT_TIMESTAMP", "NOW()", "CURRENT_TIMESTAMP()"):
-        return pa.scalar(None, t)
-    try:
-        if pa.types.is_boolean(t):
-            return pa.scalar(text.strip().lower() in ("1", "true"), t)
-        return pa.scalar(text).cast(t)
-    except (pa.ArrowException, ValueError):
-        return pa.scalar(None, t)
-
-
 def segment_index_config(table: OlapTable, index: MaterializedIndexMeta) -> SegmentIndexConfig | None:
     """The bloom filter (`bloom_filter_columns` / `bloom_filter_fpp` properties) and bitmap (`INDEX ... USING
     BITMAP`) indexes of the columns `index` holds, as the segment writer takes them; None when there are
@@ -213,10 +201,14 @@ def _base_memtable(rows: pa.Table, index: MaterializedIndexMeta) -> pa.Table:
     return aggregate_index(projected.rename_columns([c.name for c in index.columns]), index).combine_chunks()
 
 
+ShadowRows = Callable[[pa.Table, MaterializedIndexMeta], pa.Table]  # base rows -> a shadow index's columns
+
+
 def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[int, int, int], Tablet],
                       rows: pa.Table, positions: np.ndarray, max_segment_bytes: int, *,
                       random_bucket: int | None = None,
-                      base_sorted: bool = False) -> tuple[list[StagedRowset], list[int]]:
+                      base_sorted: bool = False,
+                      shadow_rows: ShadowRows | None = None) -> tuple[list[StagedRowset], list[int]]:
     """The load write path shared by the in-process load and Spark tasks: bucket the rows (partition
     positions already routed), build each touched tablet's memtable for every index and write its staged
     rowset into `staging`. `tablets` maps (partition_id, index_id, bucket) -> Tablet. For RANDOM
@@ -254,6 +246,13 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
             tablet = tablets.get((partition.partition_id, index.index_id, bucket))
             if tablet is None:
                 raise doris_error(f"tablet for partition {partition.name} bucket {bucket} not found")
+            if is_rewrite_shadow(index):
+                if shadow_rows is not None:
+                    rs = write_staged_rowset(staging, tablet, index, shadow_rows(part_rows, index),
+                                             max_segment_bytes, indexes=configs[index.index_id])
+                    if rs is not None:
+                        staged.append(rs)
+                continue
             if base_sorted and index.index_id == table.base_index_id:
                 rs = write_staged_rowset(staging, tablet, index, _base_memtable(part_rows, index),
                                          max_segment_bytes, presorted=True, indexes=configs[index.index_id])
@@ -305,6 +304,8 @@ class StorageEngine:
         # Doris type text -> Arrow type, set by the server (sql.types owns the mapping): reading segments
         # through a changed schema (storage.segment.schema_view) needs the current types
         self.arrow_type: Callable[[str], pa.DataType] | None = None
+        # a schema change's value conversion (Doris's cast rules, sql.types / planner own them), set by the server
+        self.convert: Converter | None = None
         self._wanted: dict[tuple[int, int], tuple[tuple[Column, ...], tuple[WantedColumn, ...]]] = {}
 
     def wanted_columns(self, index: MaterializedIndexMeta) -> tuple[WantedColumn, ...] | None:
@@ -316,7 +317,7 @@ class StorageEngine:
         hit = self._wanted.get(key)
         if hit is not None and hit[0] is index.columns:
             return hit[1]
-        got = tuple(WantedColumn(c.name, c.unique_id, t, _default_scalar(c, t))
+        got = tuple(WantedColumn(c.name, c.unique_id, t, default_scalar(c, t))
                     for c in index.columns for t in [self.arrow_type(c.type)])
         if len(self._wanted) > 1024:
             self._wanted.clear()
@@ -445,7 +446,15 @@ class StorageEngine:
         if rows.num_rows == 0:
             return [], []
         return write_routed_rows(self.staging_dir(txn_id), table, self.tablet_map(table), rows, positions,
-                                 self.max_segment_bytes)
+                                 self.max_segment_bytes, shadow_rows=self.shadow_rows(table))
+
+    def shadow_rows(self, table: OlapTable) -> ShadowRows | None:
+        """Rows of `table`'s base schema as a schema change's shadow index holds them (None without the
+        server's type mapping and conversion)."""
+        arrow_type, convert = self.arrow_type, self.convert
+        if arrow_type is None or convert is None:
+            return None
+        return lambda rows, index: rows_as(rows, table.columns, index.columns, arrow_type, convert)
 
     def write_rowset(self, txn_id: int, tablet: Tablet, index: MaterializedIndexMeta, rows: pa.Table,
                      presorted: bool = False) -> StagedRowset | None:
@@ -525,8 +534,15 @@ class StorageEngine:
                      for i in range(s.num_segments)]
             readers = [SegmentReader(p) for p in paths]
             rows = pa.concat_tables([r.read(r.schema.names) for r in readers])
+            shadow_rows = self.shadow_rows(table)
             for index, tablet in missing:
-                rs = write_staged_rowset(self.staging_dir(txn_id), tablet, index, rows, self.max_segment_bytes,
+                if is_rewrite_shadow(index):
+                    if shadow_rows is None:
+                        raise StorageError(f"no conversion for the schema change of table {table.name}")
+                    shaped = shadow_rows(rows, index)
+                else:
+                    shaped = rows
+                rs = write_staged_rowset(self.staging_dir(txn_id), tablet, index, shaped, self.max_segment_bytes,
                                          indexes=segment_index_config(table, index))
                 if rs is not None:
                     extra.append(rs)

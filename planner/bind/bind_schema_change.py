@@ -1,12 +1,13 @@
 """ALTER TABLE ... ADD / DROP / MODIFY / RENAME COLUMN and ORDER BY: Doris's SchemaChangeHandler rules and
 messages, applied clause by clause to the table's base and rollup schemas.
 
-Every change bound here is a light one: the catalog changes and the segments already written are read through
-the new schema (storage.segment.schema_view: columns found by unique id, added ones read as their default,
-widened ones cast). That covers adding columns (key or value: a column that is constant in the old rows keeps
-them sorted), dropping value columns, renames, widening a type, comments, defaults and moving value columns.
-A change that would need the rows rewritten (dropping or reordering key columns, narrowing or converting a
-type) is refused with the reason.
+A light change is a catalog change only: the segments already written are read through the new schema
+(storage.segment.schema_view: columns found by unique id, added ones read as their default, widened ones cast).
+That covers adding columns (key or value: a column that is constant in the old rows keeps them sorted),
+dropping value columns, renames, widening a type, comments, defaults and moving value columns. A change that
+needs the rows written again (dropping or reordering key columns, converting a type: VARCHAR to INT, DATETIME
+to DATE, INT to VARCHAR in a key ...) marks the indexes it touches for a rewrite (`SchemaChange.rewrite`): the
+statement becomes a schema change job (storage.jobs.schema_change) instead of one commit.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class SchemaChange:
     properties: tuple[tuple[str, str], ...]
     index_defs: tuple[IndexDef, ...]
     renames: tuple[tuple[str, str], ...] = ()  # RENAME COLUMN clauses in order (DELETE conditions follow them)
+    rewrite: tuple[int, ...] = ()  # ids of the indexes whose rows must be written again (base first)
 
 
 def ddl_error(detail: str) -> SqlError:
@@ -62,6 +64,11 @@ class _Schemas:
         self.properties = list(table.properties)
         self.index_defs = list(table.index_defs)
         self.renames: list[tuple[str, str]] = []
+        self.rewrite: set[int] = set()
+
+    def rewrite_holding(self, name: str) -> None:
+        """Every index holding column `name` is rewritten."""
+        self.rewrite.update(i for i, cols in self.cols.items() if _find(cols, name) >= 0)
 
     @property
     def base(self) -> list[Column]:
@@ -102,8 +109,12 @@ def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
         replace(i, columns=tuple(s.cols[i.index_id]),
                 short_key_column_count=_short_keys(i, s.cols[i.index_id]))
         for i in table.indexes)
+    if s.rewrite and s.renames:
+        raise ddl_error("Can not rename column in a schema change that rewrites the data; rename it in its own "
+                        "statement")
+    rewrite = tuple(i.index_id for i in table.indexes if i.index_id in s.rewrite)
     return SchemaChange(tuple(s.base), indexes, s.partition_info, s.distribution, tuple(s.properties),
-                        tuple(s.index_defs), tuple(s.renames))
+                        tuple(s.index_defs), tuple(s.renames), rewrite)
 
 
 def _short_keys(index: MaterializedIndexMeta, columns: list[Column]) -> int:
@@ -212,7 +223,7 @@ def _drop(s: _Schemas, clause: st.DropColumn) -> None:
         if at < 0:
             raise ddl_error(f"Column does not exists: {name}")
         if columns[at].is_key:
-            raise _rewrite_needed(f"dropping key column {name} from rollup {rollup.name}")
+            s.rewrite.add(rollup.index_id)
         del columns[at]
         return
     at = _find(s.base, name)
@@ -228,16 +239,18 @@ def _drop(s: _Schemas, clause: st.DropColumn) -> None:
             raise ddl_error("Can not drop key column in Unique data model table")
         if table.keys_type == KEYS_AGG and any(c.aggregation in ("REPLACE", "REPLACE_IF_NOT_NULL") for c in s.base):
             raise ddl_error("Can not drop key column when table has value column with REPLACE aggregation method")
-        raise _rewrite_needed(f"dropping key column {column.name}")
+        if sum(1 for c in s.base if c.is_key) == 1:
+            raise ddl_error(f"Index[{s.base_name}] must have at least one key column")
+        s.rewrite_holding(column.name)
     if props := dict(s.properties).get("function_column.sequence_col"):
         if props.lower() == name.lower():
             raise ddl_error(f"Can not drop sequence mapping column[{column.name}] in Unique data model table"
                             f"[{table.name}]")
-    for columns in s.cols.values():
+    for index_id, columns in s.cols.items():
         i = _find(columns, name)
         if i >= 0:
             if columns[i].is_key and columns is not s.base:
-                raise _rewrite_needed(f"dropping column {column.name}, a key of a rollup")
+                s.rewrite.add(index_id)  # a key of a rollup
             del columns[i]
     s.index_defs = [d for d in s.index_defs if not any(c.lower() == name.lower() for c in d.columns)]
     s.properties = _without_bloom_column(s.properties, name)
@@ -255,11 +268,6 @@ def _without_bloom_column(properties: list[tuple[str, str]], name: str) -> list[
     if not any(k == "bloom_filter_columns" for k, _ in out):
         out = [(k, v) for k, v in out if k != "bloom_filter_fpp"]
     return out
-
-
-def _rewrite_needed(what: str) -> SqlError:
-    return ddl_error(f"Unsupported schema change: {what} needs the rows rewritten (a heavy schema change "
-                     "job), which this server does not run yet")
 
 
 # -- MODIFY COLUMN ----------------------------------------------------------------------------------------------
@@ -289,30 +297,56 @@ def _exact_value_conversion(old: DorisType, new: DorisType) -> bool:
     return False
 
 
-def _check_type_change(old: DorisType, new: DorisType, is_key: bool = False) -> None:
+_NUMBERS = (*_WIDER_INTS, "FLOAT", "DOUBLE")
+
+
+def _check_type_change(old: DorisType, new: DorisType, is_key: bool = False) -> bool:
+    """Whether changing a column from `old` to `new` needs its rows rewritten (False: read as written, the
+    segments cast on read); refused with Doris's message where Doris refuses it."""
     if str(old) == str(new):
-        return
+        return False
     if not is_key and _exact_value_conversion(old, new):
-        return
+        return False
     if old.name in _WIDER_INTS and new.name in _WIDER_INTS:
         if _WIDER_INTS.index(new.name) >= _WIDER_INTS.index(old.name):
-            return
+            return False
     elif old.name == "FLOAT" and new.name == "DOUBLE":
-        return
+        return False
     elif old.name in ("VARCHAR", "CHAR") and new.name == old.name:
         if (new.length or 0) >= (old.length or 0):
-            return
+            return False
         raise ddl_error("Cannot shorten string length")
     elif old.name == "VARCHAR" and new.name == "STRING":
-        return
+        return False
     elif old.name == "DECIMAL" and new.name == "DECIMAL":
         if new.scale == old.scale and (new.precision or 0) >= (old.precision or 0):
-            return
+            return False
     elif old.name == "DATETIME" and new.name == "DATETIME" and (new.precision or 0) >= (old.precision or 0):
-        return
-    if old.name == "DECIMAL" or new.name == "DECIMAL" or old.name in _WIDER_INTS and new.name in _WIDER_INTS:
-        raise ddl_error(f"Can not change {old} to {new}")
-    raise _rewrite_needed(f"changing a column from {old} to {new}")
+        return False
+    if _rewritable(old, new):
+        return True
+    raise ddl_error(f"Can not change {old} to {new}")
+
+
+def _rewritable(old: DorisType, new: DorisType) -> bool:
+    """The conversions Doris's schema change runs by rewriting the rows (its documented list): numbers to a
+    wider number or to text, text to a number or DATE, DATE <-> DATETIME, INT to DATE, CHAR to VARCHAR,
+    anything but DATE / DATETIME to STRING."""
+    if new.name == "STRING":
+        return not old.is_date and old.name != "STRING"
+    if old.name in _NUMBERS or old.name == "DECIMAL":
+        if new.name in ("VARCHAR", "CHAR"):
+            return True
+        if old.name in _NUMBERS and new.name in ("FLOAT", "DOUBLE"):
+            return old.name != "DOUBLE" or new.name == "DOUBLE"
+        if old.name == "INT" and new.name == "DATE":
+            return True
+        return False
+    if old.name in ("VARCHAR", "CHAR"):
+        return new.name in _NUMBERS or new.name in ("DATE", "VARCHAR")
+    if old.name == "DATETIME" and new.name in ("DATE", "DATETIME") or old.name == "DATE" and new.name == "DATETIME":
+        return True
+    return False
 
 
 def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
@@ -335,7 +369,13 @@ def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
         raise ddl_error(f"Can not change aggregation type: {old.aggregation} to {column.aggregation}")
     if old.nullable and not column.nullable:
         raise ddl_error("Can not change from nullable to non-nullable")
-    _check_type_change(parse_type(old.type), new_type, old.is_key)
+    if old.type != column.type:
+        if any(p.lower() == old.name.lower() for p in s.partition_info.columns):
+            raise ddl_error(f"Can not modify partition column[{old.name}]. index[{s.base_name}]")
+        if s.distribution.type == "HASH" and any(c.lower() == old.name.lower() for c in s.distribution.columns):
+            raise ddl_error(f"Can not modify distribution column[{old.name}]. index[{s.base_name}]")
+    if _check_type_change(parse_type(old.type), new_type, old.is_key):
+        s.rewrite_holding(old.name)
     column = replace(column, name=old.name, unique_id=old.unique_id, fill=old.fill)
     target = s.cols[rollup.index_id] if rollup is not None else s.base
     i = _find(target, d.name)
@@ -343,7 +383,7 @@ def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
         raise ddl_error(f"Column[{d.name}] does not exists")
     if clause.position is not None:
         if column.is_key:
-            raise _rewrite_needed(f"moving key column {old.name}")
+            s.rewrite.add(rollup.index_id if rollup is not None else s.table.base_index_id)
         if clause.position != "FIRST" and _find(target, clause.position) < 0:
             raise ddl_error(f"Column[{clause.position}] does not exists")
         moved = target.pop(i)
@@ -397,5 +437,5 @@ def _reorder(s: _Schemas, clause: st.ReorderColumns) -> None:
         raise ddl_error("Reorder stmt should contains all columns")
     ordered = [columns[_find(columns, n)] for n in clause.names]
     if [c.name for c in ordered if c.is_key] != [c.name for c in columns if c.is_key]:
-        raise _rewrite_needed("reordering key columns")
+        s.rewrite.add(rollup.index_id if rollup is not None else s.table.base_index_id)
     columns[:] = ordered

@@ -65,7 +65,9 @@ def _rollup_job(d: dict[str, Any]) -> RollupJob:
 
 
 def _schema_change_job(d: dict[str, Any]) -> SchemaChangeJob:
-    return SchemaChangeJob(**{**d, "done_tablets": tuple(d["done_tablets"])})
+    return SchemaChangeJob(**{**d, "done_tablets": tuple(d["done_tablets"]),
+                              "shadows": tuple(tuple(p) for p in d.get("shadows", ())),
+                              "backfilled": tuple(tuple(p) for p in d.get("backfilled", ()))})
 
 
 ROLLUP_JOBS: JobTable[RollupJob] = JobTable("alter_jobs", _rollup_job)

@@ -237,8 +237,13 @@ class RollupJob:
 
 @dataclass(frozen=True)
 class SchemaChangeJob:
-    """One index schema change (Doris's SchemaChangeJobV2 for a light index change):
-    PENDING -> WAITING_TXN -> RUNNING -> FINISHED | CANCELLED. `done_tablets`: tablets already swapped."""
+    """One schema change (Doris's SchemaChangeJobV2): PENDING -> WAITING_TXN -> RUNNING -> FINISHED | CANCELLED.
+
+    An index change (ADD INDEX, bloom_filter_columns) rewrites rowsets in place; `done_tablets`: tablets
+    already swapped. A rewrite (`shadows` non-empty: a type change, a key column dropped or moved) builds one
+    SHADOW index per changed index, (origin index id, shadow index id), back-fills them partition by partition
+    (`backfilled`: (partition id, version)) and swaps them in with the definition `new_definition` (JSON:
+    columns, each index's columns, partitioning, properties, index definitions) in one commit."""
 
     job_id: int
     db_id: int
@@ -256,10 +261,21 @@ class SchemaChangeJob:
     # the table's index definition before the change (the catalog's JSON texts), restored by CANCEL
     previous_index_defs: str | None = None
     previous_properties: str | None = None
+    shadows: tuple[tuple[int, int], ...] = ()
+    new_definition: str | None = None
+    backfilled: tuple[tuple[int, int], ...] = ()
 
     @property
     def done(self) -> bool:
         return self.state in JOB_DONE_STATES
+
+
+SHADOW_PREFIX = "__doris_shadow_"  # Doris's SchemaChangeHandler.SHADOW_NAME_PREFIX
+
+
+def is_rewrite_shadow(index: MaterializedIndexMeta) -> bool:
+    """A schema change's shadow index: its rows are the origin's converted to the new schema."""
+    return index.state == INDEX_SHADOW and index.name.startswith(SHADOW_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,7 @@ class RollupCatalog:
         self._notify_dropped(dropped)
 
     @staticmethod
-    def _delete_index(c: sqlite3.Connection, index_id: int) -> list[int]:
+    def _delete_index(c: sqlite3.Connection, index_id: int, remember: bool = True) -> list[int]:
         tablet_ids = [r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE index_id = ?", (index_id,))]
         c.execute(  # the partitions' data size counts every index's copy
             "UPDATE partitions SET data_size = MAX(0, data_size - (SELECT COALESCE(SUM(r.data_size), 0) FROM "
@@ -240,7 +240,8 @@ class RollupCatalog:
         c.execute("DELETE FROM rowsets WHERE tablet_id IN (SELECT tablet_id FROM tablets WHERE index_id = ?)",
                   (index_id,))
         # remembered so that a load which still writes them publishes without them (Catalog.publish)
-        c.executemany("INSERT OR IGNORE INTO dropped_rollup_tablets VALUES (?)", [(t,) for t in tablet_ids])
+        if remember:
+            c.executemany("INSERT OR IGNORE INTO dropped_rollup_tablets VALUES (?)", [(t,) for t in tablet_ids])
         c.execute("DELETE FROM tablets WHERE index_id = ?", (index_id,))
         c.execute("DELETE FROM indexes WHERE index_id = ?", (index_id,))
         return tablet_ids

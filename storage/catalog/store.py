@@ -655,36 +655,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         with self._write() as c:
             if c.execute("SELECT 1 FROM tables WHERE table_id = ?", (table_id,)).fetchone() is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if renames:
-                deletes = c.execute(
-                    "SELECT r.rowset_id, r.delete_predicate FROM rowsets r JOIN tablets t ON r.tablet_id = "
-                    "t.tablet_id WHERE t.table_id = ? AND r.kind = 'DELETE' AND r.delete_predicate IS NOT NULL",
-                    (table_id,)).fetchall()
-                for rowset_id, text in deletes:
-                    for old, new in renames:
-                        text = rename_delete_columns(text, old, new)
-                    c.execute("UPDATE rowsets SET delete_predicate = ? WHERE rowset_id = ?", (text, rowset_id))
             fresh: dict[str, int] = {}
-
-            def with_ids(cols: Sequence[Column]) -> tuple[Column, ...]:
-                out = []
-                for col in cols:
-                    if col.unique_id < 0:
-                        if col.name.lower() not in fresh:
-                            fresh[col.name.lower()] = self._allocate(c)
-                        col = replace(col, unique_id=fresh[col.name.lower()])
-                    out.append(col)
-                return tuple(out)
-
-            base = with_ids(columns)
-            c.execute("UPDATE tables SET columns = ?, partition_info = ?, distribution = ?, properties = ?, "
-                      "index_defs = ?, update_time = ? WHERE table_id = ?",
-                      (_columns_json(base), _dumps(asdict(partition_info)), _dumps(asdict(distribution)),
-                       _dumps([list(p) for p in properties]), _dumps([asdict(d) for d in index_defs]), time.time(),
-                       table_id))
-            for index in indexes:
-                c.execute("UPDATE indexes SET columns = ?, short_key_column_count = ? WHERE index_id = ?",
-                          (_columns_json(with_ids(index.columns)), index.short_key_column_count, index.index_id))
+            base = self._with_ids(c, columns, fresh)
+            indexes = [replace(i, columns=self._with_ids(c, i.columns, fresh)) for i in indexes]
+            self._apply_definition(c, table_id, base, indexes, partition_info, distribution, properties,
+                                   index_defs, renames)
             # as Doris does for a light schema change: a FINISHED job, so SHOW ALTER TABLE COLUMN shows it done
             table = self._load_table(c, table_id)
             assert table is not None
@@ -697,6 +672,42 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             result = self._load_table(c, table_id)
         assert result is not None
         return result
+
+    def _with_ids(self, c: sqlite3.Connection, cols: Sequence[Column], fresh: dict[str, int]) -> tuple[Column, ...]:
+        """`cols` with a fresh unique id for each new column (unique_id < 0), the same one for a name in every
+        index (`fresh` carries them from one index to the next)."""
+        out = []
+        for col in cols:
+            if col.unique_id < 0:
+                if col.name.lower() not in fresh:
+                    fresh[col.name.lower()] = self._allocate(c)
+                col = replace(col, unique_id=fresh[col.name.lower()])
+            out.append(col)
+        return tuple(out)
+
+    @staticmethod
+    def _apply_definition(c: sqlite3.Connection, table_id: int, columns: Sequence[Column],
+                          indexes: Sequence[MaterializedIndexMeta], partition_info: PartitionInfo,
+                          distribution: DistributionInfo, properties: Sequence[tuple[str, str]],
+                          index_defs: Sequence[IndexDef], renames: Sequence[tuple[str, str]]) -> None:
+        """Write a table definition (ids resolved) in the caller's transaction; indexes not listed keep theirs."""
+        if renames:
+            deletes = c.execute(
+                "SELECT r.rowset_id, r.delete_predicate FROM rowsets r JOIN tablets t ON r.tablet_id = "
+                "t.tablet_id WHERE t.table_id = ? AND r.kind = 'DELETE' AND r.delete_predicate IS NOT NULL",
+                (table_id,)).fetchall()
+            for rowset_id, text in deletes:
+                for old, new in renames:
+                    text = rename_delete_columns(text, old, new)
+                c.execute("UPDATE rowsets SET delete_predicate = ? WHERE rowset_id = ?", (text, rowset_id))
+        c.execute("UPDATE tables SET columns = ?, partition_info = ?, distribution = ?, properties = ?, "
+                  "index_defs = ?, update_time = ? WHERE table_id = ?",
+                  (_columns_json(columns), _dumps(asdict(partition_info)), _dumps(asdict(distribution)),
+                   _dumps([list(p) for p in properties]), _dumps([asdict(d) for d in index_defs]), time.time(),
+                   table_id))
+        for index in indexes:
+            c.execute("UPDATE indexes SET columns = ?, short_key_column_count = ? WHERE index_id = ?",
+                      (_columns_json(index.columns), index.short_key_column_count, index.index_id))
 
     def set_distribution(self, table_id: int, distribution: DistributionInfo) -> None:
         with self._write() as c:
@@ -904,6 +915,16 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("UPDATE transactions SET status = ?, finished_at = ?, reason = ? WHERE txn_id = ? "
                       "AND status = ?", (TXN_ABORTED, time.time(), reason, txn_id, TXN_PREPARE))
 
+    @staticmethod
+    def _written_indexes(c: sqlite3.Connection, rowsets: Sequence[Rowset]) -> set[int]:
+        ids = list({rs.tablet_id for rs in rowsets})
+        out: set[int] = set()
+        for k in range(0, len(ids), 500):
+            chunk = ids[k:k + 500]
+            out |= {r[0] for r in c.execute(
+                f"SELECT DISTINCT index_id FROM tablets WHERE tablet_id IN ({','.join('?' * len(chunk))})", chunk)}
+        return out
+
     def publish(self, txn_id: int, rowsets: Sequence[Rowset], partition_ids: Iterable[int],
                 also: Callable[[sqlite3.Connection], None] | None = None, overwrite: Collection[int] = (),
                 replaced: list[Rowset] | None = None) -> dict[int, int]:
@@ -939,12 +960,23 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 versions[pid] = p["next_version"]
             data_size = dict.fromkeys(partition_ids, 0)
             row_count = dict.fromkeys(partition_ids, 0)
+            written: set[int] | None = None  # the indexes whose tablets the load wrote, when a tablet is gone
             for rs in rowsets:
                 t = c.execute("SELECT partition_id, index_id FROM tablets WHERE tablet_id = ?",
                               (rs.tablet_id,)).fetchone()
                 if t is None and c.execute("SELECT 1 FROM dropped_rollup_tablets WHERE tablet_id = ?",
                                            (rs.tablet_id,)).fetchone():
                     continue  # its rollup was dropped (or its ADD ROLLUP cancelled) while the load ran
+                if t is None:
+                    by = c.execute("SELECT index_id FROM replaced_tablets WHERE tablet_id = ?",
+                                   (rs.tablet_id,)).fetchone()
+                    if by is not None and written is None:
+                        written = self._written_indexes(c, rowsets)
+                    if by is not None and written is not None and by[0] in written:
+                        continue  # a schema change swapped the index while the load ran: its shadow rows count
+                    if by is not None:
+                        raise doris_error(f"the schema of the table changed while transaction [{txn_id}] ran "
+                                          "(a schema change finished); load again")
                 if t is None:
                     raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 if t["partition_id"] not in versions:

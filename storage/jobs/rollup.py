@@ -91,8 +91,8 @@ class RollupJobRunner(AlterJobRunner[RollupJob]):
         if fresh is None:
             raise JobStateChanged(f"partition {partition.name} no longer exists")
         version = fresh.visible_version
-        rollup = _index(current, job.rollup_index_id)
-        source = _index(current, job.base_index_id)
+        rollup = index_of(current, job.rollup_index_id)
+        source = index_of(current, job.base_index_id)
         staging = self._staging(job)
         shutil.rmtree(staging, ignore_errors=True)
         staged: list[StagedRowset] = []
@@ -137,7 +137,7 @@ class RollupJobRunner(AlterJobRunner[RollupJob]):
         return self.engine.staging_root / f"rollup_{job.job_id}"
 
 
-def _index(table: OlapTable, index_id: int) -> MaterializedIndexMeta:
+def index_of(table: OlapTable, index_id: int) -> MaterializedIndexMeta:
     index = next((i for i in table.indexes if i.index_id == index_id), None)
     if index is None:
         raise JobStateChanged(f"index {index_id} of table {table.name} no longer exists")

@@ -1,5 +1,21 @@
-"""Running an index schema change (ADD INDEX ... USING BITMAP, ALTER TABLE SET bloom_filter_columns) against the
-storage engine, one state step at a time, like storage.jobs.rollup.
+"""Running a schema change job against the storage engine, one state step at a time, like storage.jobs.rollup.
+
+A rewrite (the rows must be written again: a type conversion, a key column dropped or moved; `job.shadows`):
+
+    PENDING      create the SHADOW indexes (the new schema of each changed index) and their tablets in one
+                 commit: every load that begins from then on writes them too, its rows converted
+    WAITING_TXN  wait for the loads that began before that (they may not write the shadows)
+    RUNNING      per partition: read each origin index merged at the partition's visible version V, convert
+                 the rows to the new schema (storage.tablet.convert: by column id, Doris's conversions, a
+                 value that does not convert fails the job), shape them for the shadow (sort, aggregate by
+                 the new keys) and commit one rowset per shadow tablet covering [0, V]; then the swap
+    FINISHED     in one commit: each shadow takes its origin's name and place, the origins go, the table
+                 takes the new definition (storage.catalog.schema_change_jobs)
+
+Exactly once, as for a rollup: a load below the watershed is in V; one above it wrote the shadows itself
+([v, v], skipped by the visibility rule when v <= V). Queries read the origin indexes until the swap.
+
+An index change (ADD INDEX ... USING BITMAP, ALTER TABLE SET bloom_filter_columns), no shadows:
 
     PENDING      the new table definition is already committed (with the job): loads from then on write
                  segments with the new indexes
@@ -21,14 +37,26 @@ import logging
 import shutil
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from storage.catalog.model import JOB_PENDING, JOB_RUNNING, JOB_WAITING_TXN, MaterializedIndexMeta, OlapTable
+import pyarrow as pa
+
+from storage.catalog.model import (
+    JOB_PENDING,
+    JOB_RUNNING,
+    JOB_WAITING_TXN,
+    PARTITION_INIT_VERSION,
+    MaterializedIndexMeta,
+    OlapTable,
+    Partition,
+)
 from storage.catalog.rollup_jobs import JobStateChanged
 from storage.catalog.schema_change_jobs import SchemaChangeJob
-from storage.engine import StagedRowset, StorageEngine, segment_index_config
+from storage.engine import ScanRequest, StagedRowset, StorageEngine, segment_index_config, write_staged_rowset
 from storage.jobs.alter import AlterJobRunner
+from storage.jobs.rollup import index_of
 from storage.segment.reader import SegmentReader
 from storage.segment.schema_view import segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segment
@@ -48,15 +76,19 @@ class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
     """Advances index schema-change jobs. `gc_delay` seconds after a swap the old files are removed (a scan
     that listed the old rowsets just before the swap may still open them)."""
 
-    def __init__(self, engine: StorageEngine, gc_delay: float = 5.0) -> None:
+    def __init__(self, engine: StorageEngine, gc_delay: float = 5.0,
+                 on_backfill: Callable[[SchemaChangeJob, Partition], None] | None = None) -> None:
         self.engine = engine
         self.catalog = engine.catalog
         self.gc_delay = gc_delay
+        self.on_backfill = on_backfill  # called before each partition's back-fill commit (tests load there)
 
     kind = "schema change"
 
     def _start(self, job: SchemaChangeJob) -> SchemaChangeJob:
-        # the new definition was committed with the job: starting is only the state change
+        if job.shadows:
+            return self.catalog.start_rewrite_shadows(job.job_id)
+        # an index change committed its definition with the job: starting is only the state change
         return self.catalog.set_schema_change_state(job.job_id, JOB_PENDING, JOB_WAITING_TXN)
 
     def _set_state(self, job: SchemaChangeJob, old: str, new: str) -> SchemaChangeJob:
@@ -76,12 +108,80 @@ class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
         table = self.catalog.get_table_by_id(job.table_id)
         if table is None:
             return None
+        if job.shadows:  # shadow tablets back-filled / all shadow tablets (Doris counts its convert tasks)
+            done = {pid for pid, _ in job.backfilled}
+            n = len(job.shadows)
+            return (f"{n * sum(p.buckets for p in table.partitions if p.partition_id in done)}/"
+                    f"{n * sum(p.buckets for p in table.partitions)}")
         total = len(self.catalog.tablets(table.table_id))
         return f"{len(job.done_tablets)}/{total}"
+
+    # ------------------------------------------------------------ RUNNING: a rewrite
+
+    def _run_rewrite(self, job: SchemaChangeJob) -> SchemaChangeJob:
+        table = self.catalog.get_table_by_id(job.table_id)
+        if table is None:
+            raise JobStateChanged(f"table {job.table_name} was dropped")
+        done = {pid for pid, _ in job.backfilled}
+        for partition in table.partitions:
+            if partition.partition_id not in done:
+                job = self._backfill(job, partition.partition_id)
+        return self.catalog.finish_rewrite_job(job.job_id)
+
+    def _backfill(self, job: SchemaChangeJob, partition_id: int) -> SchemaChangeJob:
+        table = self.catalog.get_table_by_id(job.table_id)
+        partition = next((p for p in table.partitions if p.partition_id == partition_id), None) \
+            if table is not None else None
+        if table is None or partition is None:
+            raise JobStateChanged(f"partition {partition_id} of table {job.table_name} no longer exists")
+        version = partition.visible_version
+        staging = self._staging(job)
+        shutil.rmtree(staging, ignore_errors=True)
+        staged: list[StagedRowset] = []
+        if version > PARTITION_INIT_VERSION:
+            for origin_id, shadow_id in job.shadows:
+                staged += self._convert(table, partition, version, index_of(table, origin_id),
+                                        index_of(table, shadow_id), staging)
+        if self.on_backfill is not None:
+            self.on_backfill(job, partition)
+        try:
+            return self.engine.install_rowsets(
+                staging, staged, -job.job_id,
+                lambda rowsets: self.catalog.commit_rewrite_backfill(job.job_id, partition_id, version, rowsets))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _convert(self, table: OlapTable, partition: Partition, version: int, origin: MaterializedIndexMeta,
+                 shadow: MaterializedIndexMeta, staging: Path) -> list[StagedRowset]:
+        """The shadow's rows of one partition at `version`, tablet by tablet (a shadow tablet holds the rows
+        of the origin tablet with its bucket number: the load path routes both the same way)."""
+        shadow_rows = self.engine.shadow_rows(table)
+        if shadow_rows is None:
+            raise JobStateChanged("the engine has no schema conversion")
+        names = [c.name for c in origin.columns]
+        placeholder = pa.schema([pa.field(n, pa.null()) for n in names])  # types only for an empty result
+        targets = {t.bucket: t for t in self.catalog.tablets(table.table_id, partition.partition_id,
+                                                              shadow.index_id)}
+        indexes = segment_index_config(table, shadow)
+        staged: list[StagedRowset] = []
+        for tablet in self.catalog.tablets(table.table_id, partition.partition_id, origin.index_id):
+            rows = self.engine.scan(ScanRequest(
+                table=table, schema=placeholder, columns=names, partition_ids=[partition.partition_id],
+                index_id=origin.index_id, versions={partition.partition_id: version},
+                tablet_ids=[tablet.tablet_id])).table
+            if rows.num_rows == 0:
+                continue
+            rs = write_staged_rowset(staging, targets[tablet.bucket], shadow, shadow_rows(rows, shadow),
+                                     self.engine.max_segment_bytes, indexes=indexes)
+            if rs is not None:
+                staged.append(rs)
+        return staged
 
     # ------------------------------------------------------------ RUNNING
 
     def _run(self, job: SchemaChangeJob) -> SchemaChangeJob:
+        if job.shadows:
+            return self._run_rewrite(job)
         table = self.catalog.get_table_by_id(job.table_id)
         if table is None:
             raise JobStateChanged(f"table {job.table_name} was dropped")
