@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from server.config import Config
-from storage.catalog.model import JOB_RUNNING, SHADOW_PREFIX, OlapTable, RollupJob
+from storage.catalog.model import JOB_RUNNING, JOB_WAITING_TXN, SHADOW_PREFIX, OlapTable, RollupJob
 from storage.catalog.schema_change_jobs import SchemaChangeJob
 from storage.engine import StorageEngine
 from storage.jobs.rollup import RollupJobRunner
@@ -35,6 +35,7 @@ SHOW_ALTER_COLUMN_COLUMNS = (
     "TransactionId", "State", "Msg", "Progress", "Timeout",
 )
 USER_CANCELLED = "user cancelled"
+WAITING_TXN_POLL = 0.05  # seconds between looks while a job waits for loads that began before it
 
 
 def _time(t: float | None) -> str | None:
@@ -67,40 +68,45 @@ class AlterJobs:
     def _loop(self) -> None:
         self.engine.opened.wait()  # the storage root is swept at open(): no job runs before that
         while True:
+            waiting = False
             try:
-                self.run_once()
+                waiting = self.run_once()
             except Exception:  # noqa: BLE001 - the scheduler must outlive any one failure
                 log.exception("alter job scheduler pass failed")
-            self._wake.wait(self.interval)
+            # a job waiting for loads to finish looks again soon: a small load takes milliseconds
+            self._wake.wait(min(self.interval, WAITING_TXN_POLL) if waiting else self.interval)
             self._wake.clear()
 
-    def run_once(self) -> None:
-        """Advance every runnable job as far as it goes now (done, or blocked waiting for loads)."""
+    def run_once(self) -> bool:
+        """Advance every runnable job as far as it goes now (done, or blocked waiting for loads); whether
+        some job is left waiting for loads."""
         with self._run_lock:
             by_table: dict[int, list[RollupJob]] = {}
             for job in self.engine.catalog.rollup_jobs():
                 if not job.done:
                     by_table.setdefault(job.table_id, []).append(job)
+            states = []
             for jobs in by_table.values():
                 for job in jobs[: self.max_running]:  # oldest first: later ones of a batch wait in PENDING
-                    self._run(job)
+                    states.append(self._run(job))
             for sc in self.engine.catalog.schema_change_jobs():
                 if not sc.done:
-                    self._run_schema_change(sc)
+                    states.append(self._run_schema_change(sc))
+            return JOB_WAITING_TXN in states
 
-    def _run_schema_change(self, job: SchemaChangeJob) -> None:
+    def _run_schema_change(self, job: SchemaChangeJob) -> str:
         try:
-            self.schema_change.run_to_end(job)
+            return self.schema_change.run_to_end(job).state
         except Exception as e:  # noqa: BLE001 - a failed job ends CANCELLED with the reason, like Doris
             log.exception("schema change job %s failed", job.job_id)
-            self.schema_change.cancel(job, str(e)[:500] or type(e).__name__)
+            return self.schema_change.cancel(job, str(e)[:500] or type(e).__name__).state
 
-    def _run(self, job: RollupJob) -> None:
+    def _run(self, job: RollupJob) -> str:
         try:
-            self.runner.run_to_end(job)
+            return self.runner.run_to_end(job).state
         except Exception as e:  # noqa: BLE001 - a failed job ends CANCELLED with the reason, like Doris
             log.exception("rollup job %s failed", job.job_id)
-            self.runner.cancel(job, str(e)[:500] or type(e).__name__)
+            return self.runner.cancel(job, str(e)[:500] or type(e).__name__).state
 
     # -- statements -----------------------------------------------------------------------------------
     def unfinished(self, table: OlapTable) -> list[RollupJob]:
