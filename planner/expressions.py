@@ -548,6 +548,7 @@ def _cast(ev: Evaluator, e: exp.Cast) -> Value:
 # importing the function families registers their handlers
 from planner.functions import arithmetic as _arithmetic  # noqa: E402,F401
 from planner.functions import hashes as _hashes  # noqa: E402,F401
+from planner.functions import match as _match  # noqa: E402,F401
 from planner.functions import math as _math  # noqa: E402,F401
 from planner.functions import numbers as _numbers  # noqa: E402,F401
 from planner.functions import session as _session  # noqa: E402,F401

@@ -139,6 +139,13 @@ class ExpressionBinder:
             if correlated is not None:
                 return subquery_expr("scalar", self._one_column(correlated[0]), correlated[1])
             return const_node(self._scalar_subquery(node))
+        if isinstance(node, exp.Match):  # the analyzer of the column's INVERTED index cuts both sides into terms
+            column = node.this
+            found = self.scope.resolve(column.name, column.table or None, column.db or None) \
+                if isinstance(column, exp.Column) else None
+            analyzer = found.analyzer if found is not None and found.analyzer else "none"
+            return exp.Match(this=self.bind(node.this), expression=self.bind(node.expression),
+                             kind=node.args.get("kind"), analyzer=exp.Literal.string(analyzer))
         if isinstance(node, exp.Window):  # the select list, ORDER BY and QUALIFY take them out before
             raise analysis_error(f"{self._clause_name()} clause can not contain window functions: "
                                  f"{node.sql('mysql')}", 3593, "HY000")

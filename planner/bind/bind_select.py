@@ -17,6 +17,7 @@ from planner.bind.naming import output_name
 from planner.bind.scope import Scope, ScopeColumn, unknown_column
 from planner.bind.views import ViewDefinition, check_view_columns, parse_view
 from planner.context import QueryContext
+from planner.functions.match import analyzer_key
 from planner.logical import (
     LogicalAggregate,
     LogicalFilter,
@@ -481,10 +482,11 @@ class SelectBinder:
                 source = restrict([p.name for p in partition.expressions])
             columns = []
             scope_cols = []
+            analyzers = _analyzers(source)
             for f in source.schema:
                 cid = self.new_id(f.name)
                 columns.append((f.name, cid))
-                scope_cols.append(ScopeColumn(alias, f.name, cid, db))
+                scope_cols.append(ScopeColumn(alias, f.name, cid, db, analyzer=analyzers.get(f.name.lower())))
             return LogicalScan(source, tuple(columns)), Scope(scope_cols)
         if isinstance(node, exp.Subquery):
             if not node.alias:
@@ -590,3 +592,11 @@ def split_equi_keys(cond: exp.Expression, left_ids: set[str], right_ids: set[str
         rest.append(c)
     return lk, rk, rest
 
+
+
+def _analyzers(source: object) -> dict[str, str]:
+    """Column (lower-case) -> analyzer of its INVERTED index, for MATCH (an OLAP table's index definitions)."""
+    table = getattr(source, "table", None)
+    defs = getattr(table, "index_defs", ())
+    return {c.lower(): analyzer_key(dict(d.properties)) for d in defs if d.index_type.upper() == "INVERTED"
+            for c in d.columns}

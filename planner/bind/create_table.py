@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from planner.bind import values
 from planner.bind.partitions import bind_partitions
 from planner.bind.table_properties import bind_properties
+from planner.functions.match import PARSERS
 from sql import statements as st
 from sql.errors import analysis_error
 from sql.types import DorisType, type_from_sqlglot
@@ -349,20 +350,43 @@ def _index_defs(
             if name.lower() not in columns:
                 raise analysis_error(f"Column does not exist in table. invalid column: {name}")
             column, t = columns[name.lower()]
+            if index_type in ("BITMAP", "INVERTED") and keys_type == KEYS_AGG and not column.is_key:
+                raise analysis_error(
+                    f"{index_type} index only used in columns of DUP_KEYS/UNIQUE_KEYS table or key columns of "
+                    f"AGG_KEYS table. invalid index: {index.name}"
+                )
+            if index_type == "INVERTED":
+                _check_inverted(dict(index.properties), column.name, t)
             if index_type == "BITMAP":
-                if keys_type == KEYS_AGG and not column.is_key:
-                    raise analysis_error(
-                        "BITMAP index only used in columns of DUP_KEYS/UNIQUE_KEYS table or key columns of "
-                        f"AGG_KEYS table. invalid index: {index.name}"
-                    )
                 if t.is_float or t.name == "STRING":
                     raise analysis_error(f"{t} is not supported in BITMAP index. invalid index: {index.name}")
             resolved.append(column.name)
-        if index_type == "BITMAP" and len(resolved) != 1:
-            raise analysis_error(f"BITMAP index can only apply to a single column. invalid index: {index.name}")
+        if index_type in ("BITMAP", "INVERTED") and len(resolved) != 1:
+            raise analysis_error(f"{index_type} index can only apply to a single column. invalid index: "
+                                 f"{index.name}")
         signature = (tuple(c.lower() for c in resolved), index_type)
         if signature in signatures:
             raise analysis_error("same index columns have multiple same type index is not allowed.")
         signatures.add(signature)
         out.append(IndexDef(index.name, tuple(resolved), index_type, index.comment, index.properties))
     return tuple(out)
+
+
+def _check_inverted(properties: dict[str, str], column: str, t: DorisType) -> None:
+    """Doris's InvertedIndexUtil.checkInvertedIndexParser."""
+    parser = properties.get("parser")
+    if parser is None:
+        return
+    if parser.lower() not in PARSERS:
+        raise analysis_error(f"INVERTED index parser: {parser} is invalid for column: {column} of type {t}")
+    if parser.lower() != "none" and not t.is_string:
+        raise analysis_error(f"INVERTED index with parser: {parser} is not supported for column: {column} of "
+                             f"type {t}")
+    mode = properties.get("parser_mode")
+    if mode is not None and (parser.lower() != "chinese" or mode not in ("fine_grained", "coarse_grained")):
+        raise analysis_error(f"Invalid inverted index 'parser_mode' value: {mode}, parser_mode must be "
+                             "fine_grained or coarse_grained for chinese parser")
+    for key in ("lower_case", "support_phrase"):
+        if key in properties and properties[key].lower() not in ("true", "false"):
+            raise analysis_error(f"Invalid inverted index '{key}' value: {properties[key]}, {key} must be true "
+                                 "or false")

@@ -59,6 +59,9 @@ def _doris_spelling(node: exp.Expression) -> exp.Expression:
         if target is not None:
             spelled = "TEXT" if target.name == "STRING" else target.internal()
             return exp.Var(this=f"cast({_expression_label(node.this)} as {spelled})")
+    if isinstance(node, exp.Match):
+        kind = str(node.args.get("kind") or "ANY").upper()
+        return exp.Var(this=f"({_expression_label(node.this)} MATCH_{kind} {_expression_label(node.expression)})")
     if isinstance(node, exp.Interval) and isinstance(node.this, exp.Literal) and node.this.is_string \
             and node.this.this.lstrip("-").isdigit():
         return exp.Interval(this=exp.Literal.number(node.this.this), unit=node.args.get("unit"))

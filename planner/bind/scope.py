@@ -18,6 +18,7 @@ class ScopeColumn:
     id: str  # internal id in the plan
     db: str | None = None
     hidden: bool = False  # merged by USING: not seen by `*` or unqualified names
+    analyzer: str | None = None  # an INVERTED index's analyzer on the column (planner.functions.match)
 
 
 @dataclass

@@ -184,6 +184,8 @@ def doris_sql(e: exp.Expression, names: Mapping[str, str] | None = None, with_id
             return f"( NOT {r(x.this)})"
         if isinstance(x, exp.In):
             return f"{r(x.this)} IN ({', '.join(r(v) for v in x.expressions)})"
+        if isinstance(x, exp.Match):
+            return f"({r(x.this)} MATCH_{str(x.args.get('kind') or 'ANY').upper()} {r(x.expression)})"
         if isinstance(x, exp.Is):
             return f"{r(x.this)} IS NULL"
         if isinstance(x, exp.Between):
