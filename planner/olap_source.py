@@ -58,6 +58,8 @@ class OlapTableSource:
 
     # `FROM t PARTITION (p, ...)`, narrowed further by prune_partitions; None = every partition
     partition_ids: tuple[int, ...] | None = None
+    # `FROM t TEMPORARY PARTITION (tp, ...)`: `table.partitions` holds the named temporary partitions
+    temporary: bool = False
     # prune_buckets: partition_id -> bucket numbers that can hold matching rows; None = every bucket
     buckets: dict[int, tuple[int, ...]] | None = None
     # preaggregation: True = the query's aggregation makes merge-on-read unnecessary (PREAGGREGATION: ON);
@@ -87,6 +89,16 @@ class OlapTableSource:
                 raise analysis_error(f"Unknown partition '{name}' in table '{self.table.name}'", 1735, "HY000")
             ids.append(partition.partition_id)
         return replace(self, partition_ids=tuple(ids))
+
+    def restrict_temp_partitions(self, names: Sequence[str]) -> OlapTableSource:
+        chosen = []
+        for name in names:
+            partition = self.table.temp_partition(name)
+            if partition is None:
+                raise analysis_error(f"Unknown partition '{name}' in table '{self.table.name}'", 1735, "HY000")
+            chosen.append(partition)
+        table = replace(self.table, partitions=tuple(chosen))
+        return replace(self, table=table, temporary=True, partition_ids=tuple(p.partition_id for p in chosen))
 
     # -- what the decisions mean -------------------------------------------------------------------
 
@@ -123,7 +135,7 @@ class OlapTableSource:
         """The rows satisfying `predicates`; with exact=False possibly more (they only narrow the read, the
         caller filters)."""
         if self.versions is None:
-            self.versions = self.engine.snapshot(self.table)
+            self.versions = self.engine.snapshot(self.table, self.temporary)
         result = self.engine.scan(ScanRequest(
             table=self.table, schema=self.schema, columns=list(columns), predicates=list(predicates),
             versions=self.versions, partition_ids=self.partition_ids, index_id=self.index_id,

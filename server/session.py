@@ -12,8 +12,8 @@ import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from planner.bind.bind_alter_partition import (
     bind_drop_partition,
     bind_modify_distribution,
     bind_modify_partition,
+    bind_replace_partition,
 )
 from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
@@ -146,6 +147,17 @@ def _restrict_partitions(table: OlapTable, data: pa.Table, partitions: tuple[str
         raise doris_error(f"Insert has filtered data in strict mode. filtered rows: {outside}, sample: [Reason: "
                           f"no partition for this tuple. src line [{text}]]", STRICT_FILTERED_CODE, "HY000")
     return (data.filter(pa.array(inside)) if outside else data), outside
+
+
+def temp_partitions_view(table: OlapTable, names: Sequence[str]) -> OlapTable:
+    """`table` whose partitions are the named temporary ones (what INSERT INTO t TEMPORARY PARTITION loads)."""
+    chosen = []
+    for name in names:
+        partition = table.temp_partition(name)
+        if partition is None:
+            raise doris_error(f"Unknown partition '{name}' in table '{table.name}'", 1735, "HY000")
+        chosen.append(partition)
+    return replace(table, partitions=tuple(chosen))
 
 
 def _overwrite(s: st.Insert, table: OlapTable) -> Overwrite | None:
@@ -413,7 +425,11 @@ class Session:
         strict = self.vars.flag("enable_insert_strict")
         if s.overwrite:
             self._check_normal_state(table)
-        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and local is None
+        if s.temporary:  # the rows go to the named temporary partitions only (in-process: a small, staged load)
+            table = temp_partitions_view(table, s.partitions)
+            s = replace(s, partitions=())
+        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
+            local is None and not s.temporary
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
@@ -476,7 +492,8 @@ class Session:
                     raise doris_error("all partitions have no load data", 1064, "HY000")
                 if overwrite is None or not overwrite.targets(()):
                     return InsertOutcome(job.label, None, 0, 0)
-            load = self.ctx.engine.load(table, data, label=job.label, strict=strict, overwrite=overwrite)
+            load = self.ctx.engine.load(table, data, label=job.label, strict=strict, overwrite=overwrite,
+                                        temporary=s.temporary)
             job.loading(load.txn_id)
             return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
 
@@ -586,7 +603,16 @@ class Session:
         bound = bind_add_partition(table, s, sizer)
         if bound is not None:
             with self.ctx.ddl_lock:
-                self.ctx.engine.catalog.add_partitions(table.table_id, [bound.item], [bound.buckets])
+                self.ctx.engine.catalog.add_partitions(table.table_id, [bound.item], [bound.buckets],
+                                                       temporary=s.temporary)
+        return OkResult()
+
+    def _replace_partition(self, s: st.ReplacePartition) -> Result:
+        table = self.table(s.db, s.table)
+        self._check_normal_state(table)
+        strict, use_temp_name = bind_replace_partition(table, s)
+        with self.ctx.ddl_lock:
+            self.ctx.engine.catalog.replace_partitions(table.table_id, s.names, s.temp_names, strict, use_temp_name)
         return OkResult()
 
     def _add_partitions(self, s: st.AddPartitions) -> Result:
@@ -616,7 +642,7 @@ class Session:
         names = bind_drop_partition(table, s)
         if names:
             with self.ctx.ddl_lock:
-                self.ctx.engine.catalog.drop_partitions(table.table_id, names)
+                self.ctx.engine.catalog.drop_partitions(table.table_id, names, temporary=s.temporary)
         return OkResult()
 
     def _modify_partition(self, s: st.ModifyPartition) -> Result:
@@ -629,6 +655,12 @@ class Session:
         return OkResult()
 
     # -- ALTER TABLE ... ROLLUP -------------------------------------------------------------------------
+    @staticmethod
+    def _check_no_temp_partitions(table: OlapTable) -> None:
+        """Doris: no schema change or rollup while the table has temporary partitions."""
+        if table.temp_partitions:
+            raise doris_error("Can not alter table when there are temp partitions in table")
+
     def _check_normal_state(self, table: OlapTable) -> None:
         if self.ctx.alter_jobs.unfinished(table):
             raise doris_error(f"Table[{table.name}]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops")
@@ -705,6 +737,7 @@ class Session:
         change job and returns, as Doris does (SHOW ALTER TABLE COLUMN follows it)."""
         table = self.table(s.db, s.table)
         self._check_normal_state(table)
+        self._check_no_temp_partitions(table)
         self._check_delete_columns(table, s)
         change = bind_schema_change(table, s)
         catalog = self.ctx.engine.catalog
@@ -744,6 +777,7 @@ class Session:
         """Asynchronous, as in Doris: the statement creates the jobs; SHOW ALTER TABLE ROLLUP follows them."""
         table = self.table(s.db, s.table)
         self._check_normal_state(table)
+        self._check_no_temp_partitions(table)
         bound = bind_add_rollup(table, s, self.ctx.alter_jobs.default_timeout)
         with self.ctx.ddl_lock:
             self.ctx.engine.catalog.create_rollup_jobs(
@@ -1016,6 +1050,7 @@ class Session:
         st.TruncateTable: _truncate,
         st.AddPartition: _add_partition,
         st.DropPartition: _drop_partition,
+        st.ReplacePartition: _replace_partition,
         st.ModifyPartition: _modify_partition,
         st.AddRollup: _add_rollup,
         st.AlterTableRename: _alter_rename,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -211,7 +212,9 @@ def show_partitions(table: OlapTable, where: exp.Expression | None = None,
                     offset: int | None = None, temporary: bool = False) -> pa.Table:
     filters = _filters(where)
     orders = [_order_index(o) for o in order_by]
-    rows = [] if temporary else [partition_row(table, p) for p in ordered_partitions(table)]
+    if temporary:  # the temporary partitions, shown as the formal ones are
+        table = replace(table, partitions=table.temp_partitions)
+    rows = [partition_row(table, p) for p in ordered_partitions(table)]
     if filters:
         index = {name.lower(): i for i, name in enumerate(COLUMNS)}
         rows = [r for r in rows if all(_keep(r[index[col]], e) for col, e in filters.items())]

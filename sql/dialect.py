@@ -126,6 +126,9 @@ class DorisLiteParser(DorisParser):
             (("TEMPORARY", "PARTITION"), lambda self: self._parse_drop_partition_clause(temporary=True)),
             (("PARTITION",), lambda self: self._parse_drop_partition_clause(temporary=False)),
         ),
+        "REPLACE": (
+            (("PARTITION",), lambda self: self._parse_replace_partition()),
+        ),
         "MODIFY": (
             (("TEMPORARY", "PARTITION"), lambda self: self._parse_modify_partition(temporary=True)),
             (("PARTITION",), lambda self: self._parse_modify_partition(temporary=False)),
@@ -289,6 +292,24 @@ class DorisLiteParser(DorisParser):
                 properties=exp.Properties(expressions=props) if props else None,
             )
         )
+
+    def _parse_replace_partition(self) -> dx.ReplacePartition:
+        """`(p, ..) WITH TEMPORARY PARTITION (tp, ..) [PROPERTIES (...)]` (a lone name needs no brackets)."""
+        def names() -> list[exp.Expr]:
+            if self._match(TokenType.L_PAREN, advance=False):
+                return self._parse_wrapped_csv(self._parse_id_var)
+            name = self._parse_id_var()
+            if name is None:
+                self.raise_error("Expected partition names")
+            return [name] if name is not None else []
+
+        formal = names()
+        if not self._match_text_seq("WITH", "TEMPORARY", "PARTITION"):
+            self.raise_error("Expected WITH TEMPORARY PARTITION")
+        temp = names()
+        props = self._parse_wrapped_properties() if self._match_text_seq("PROPERTIES") else None
+        return self.expression(dx.ReplacePartition(
+            expressions=formal, temp=temp, properties=exp.Properties(expressions=props) if props else None))
 
     def _parse_drop_partition_clause(self, temporary: bool) -> dx.DropPartition:
         exists = self._match_text_seq("IF", "EXISTS")
@@ -575,8 +596,8 @@ class DorisLiteParser(DorisParser):
 
     def _parse_table_parts(self, *args: t.Any, **kwargs: t.Any) -> t.Any:
         """A table reference; Doris's `t PARTITIONS (p, ...)` is read as `t PARTITION (p, ...)` (not as an alias
-        named partitions), and `t TEMPORARY PARTITION ...` is refused rather than misread."""
-        schema = kwargs.get("schema", args[0] if args else False)
+        named partitions), and `t TEMPORARY PARTITION (tp, ..)` names temporary partitions (the Partition node's
+        `temporary` flag)."""
         table = super()._parse_table_parts(*args, **kwargs)
         if not isinstance(table, exp.Table):
             return table
@@ -586,8 +607,12 @@ class DorisLiteParser(DorisParser):
             table.set("partition", self.expression(exp.Partition(
                 expressions=self._parse_wrapped_csv(self._parse_disjunction))))
         elif self._curr is not None and self._curr.text.upper() == "TEMPORARY" and self._next is not None \
-                and self._next.text.upper() in ("PARTITION", "PARTITIONS") and not schema:
-            self.raise_error("Reading temporary partitions is not supported", self._curr)
+                and self._next.text.upper() in ("PARTITION", "PARTITIONS"):
+            self._advance()
+            partition = self.expression(exp.Partition(expressions=[
+                exp.column(n) for n in self._parse_partition_names()]))
+            partition.set("temporary", True)
+            table.set("partition", partition)
         return table
 
     def _parse_insert_table(self) -> exp.Expr | None:

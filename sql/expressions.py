@@ -156,6 +156,12 @@ class DropPartition(exp.Expression):
     arg_types = {"this": True, "exists": False, "force": False, "temporary": False}
 
 
+class ReplacePartition(exp.Expression):
+    """`ALTER TABLE t REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..) [PROPERTIES (..)]`."""
+
+    arg_types = {"expressions": True, "temp": True, "properties": False}
+
+
 class ModifyPartition(exp.Expression):
     """`ALTER TABLE t MODIFY [TEMPORARY] PARTITION p | (p1, ..) | (*) SET (..)`: expressions are the names
     (empty for `(*)`), properties the Property(k, v) list."""

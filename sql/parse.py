@@ -857,10 +857,13 @@ def _insert(node: exp.Insert) -> st.Statement:
     partitions = tuple("*" if isinstance(p, exp.Star) else p.name for p in partition.expressions) if partition else ()
     if "*" in partitions and (len(partitions) > 1 or not node.args.get("overwrite")):
         raise _syntax_error_at(node.sql(dialect=_DIALECT))
+    temporary = bool(partition is not None and partition.args.get("temporary"))
+    if temporary and node.args.get("overwrite"):
+        raise _syntax_error_at(node.sql(dialect=_DIALECT))
     return st.Insert(
         db=db, table=name, columns=columns, partitions=partitions,
         label=_text(label.this) if label else None, values=values, query=query,
-        overwrite=bool(node.args.get("overwrite")),
+        overwrite=bool(node.args.get("overwrite")), temporary=temporary,
     )
 
 
@@ -939,6 +942,12 @@ def _modify_partition(db: str | None, table: str, action: exp.Expr) -> st.Statem
     )
 
 
+def _replace_partition(db: str | None, table: str, action: exp.Expr) -> st.Statement:
+    props = action.args.get("properties")
+    return st.ReplacePartition(db, table, _names(action.expressions), _names(action.args["temp"]),
+                               _props(props.expressions) if props is not None else ())
+
+
 def _add_constraint(db: str | None, table: str, action: exp.Expr) -> st.Statement:
     items = action.expressions
     if len(items) != 1 or not isinstance(items[0], exp.IndexColumnConstraint):
@@ -974,6 +983,7 @@ _ALTER_ACTIONS[exp.AlterRename] = _alter_rename
 _ALTER_ACTIONS[dx.AddPartition] = _add_partition
 _ALTER_ACTIONS[dx.DropPartition] = _drop_partition
 _ALTER_ACTIONS[dx.ModifyPartition] = _modify_partition
+_ALTER_ACTIONS[dx.ReplacePartition] = _replace_partition
 _ALTER_ACTIONS[exp.AddConstraint] = _add_constraint
 _ALTER_ACTIONS[exp.Drop] = _alter_drop
 _ALTER_ACTIONS[exp.AlterSet] = _alter_set

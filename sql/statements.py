@@ -375,6 +375,7 @@ class Insert(Statement):
     values: tuple[tuple[exp.Expression, ...], ...] | None = None  # INSERT ... VALUES rows
     query: exp.Expression | None = None  # INSERT ... SELECT
     overwrite: bool = False  # INSERT OVERWRITE: the rows replace the table's (or the named partitions') data
+    temporary: bool = False  # INSERT INTO t TEMPORARY PARTITION (tp, ..): `partitions` are temporary ones
 
 
 @dataclass(frozen=True)
@@ -602,6 +603,17 @@ class DropPartition(Statement):
     if_exists: bool = False
     force: bool = False
     temporary: bool = False
+
+
+@dataclass(frozen=True)
+class ReplacePartition(Statement):
+    """ALTER TABLE [db.]t REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..) [PROPERTIES (..)]."""
+
+    db: str | None
+    table: str
+    names: tuple[str, ...]
+    temp_names: tuple[str, ...]
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

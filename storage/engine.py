@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -383,20 +383,29 @@ class StorageEngine:
             for path in paths:
                 path.unlink(missing_ok=True)
 
-    def snapshot(self, table: OlapTable) -> dict[int, int]:
-        """partition_id -> visible version now: the versions a query reads for its whole duration."""
+    def snapshot(self, table: OlapTable, temporary: bool = False) -> dict[int, int]:
+        """partition_id -> visible version now: the versions a query reads for its whole duration (of the
+        temporary partitions instead, for `t TEMPORARY PARTITION (..)`)."""
         current = self.catalog.get_table_by_id(table.table_id) or table
-        return {p.partition_id: p.visible_version for p in current.partitions}
+        return {p.partition_id: p.visible_version
+                for p in (current.temp_partitions if temporary else current.partitions)}
 
     # ------------------------------------------------------------ load
 
     def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True,
-             overwrite: Overwrite | None = None) -> LoadResult:
+             overwrite: Overwrite | None = None, temporary: bool = False) -> LoadResult:
         """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction;
-        with `overwrite`, the data replaces that of the partitions it names."""
+        with `overwrite`, the data replaces that of the partitions it names; with `temporary`, the rows go to
+        the temporary partitions `table.partitions` names."""
         current = self.catalog.get_table_by_id(table.table_id)
         if current is None:
             raise doris_error(f"Unknown table '{table.name}'", 1051, "42S02")
+        if temporary:
+            wanted = {p.partition_id for p in table.partitions}
+            current = replace(current, partitions=tuple(p for p in current.temp_partitions
+                                                        if p.partition_id in wanted))
+            if len(current.partitions) != len(wanted):
+                raise doris_error(f"a temporary partition of table {table.name} was dropped", 1735, "HY000")
         data = self._conform(current, data)
         label = label or new_label()
         txn_id = self.catalog.begin_txn(current.db_id, current.table_id, label)

@@ -62,17 +62,17 @@ def bind_add_partition(table: OlapTable, stmt: st.AddPartition, auto_buckets: Au
     default number, except on a BUCKETS AUTO table (or with `BUCKETS AUTO`), where `auto_buckets` sizes it
     from the existing partitions' data (the table's default when there is no history).
     """
-    if stmt.temporary:
-        raise analysis_error("Unsupported statement: ALTER TABLE ADD TEMPORARY PARTITION")
-    _check_alter_allowed(table)
+    if not stmt.temporary:  # temporary partitions are the user's own, also on a dynamic partition table
+        _check_alter_allowed(table)
     kind = table.partition_info.type
     if kind not in ("RANGE", "LIST"):
         raise _sql_error(partition_items.cannot_add_partition())
-    if table.partition(stmt.item.name) is not None:
+    if table.partition(stmt.item.name) is not None or table.temp_partition(stmt.item.name) is not None:
         if stmt.if_not_exists:
             return None
         raise _sql_error(partition_items.duplicate_partition_name(stmt.item.name))
-    existing = [p.item for p in table.partitions]
+    # a temporary partition may overlap formal ones, not another temporary one
+    existing = [p.item for p in (table.temp_partitions if stmt.temporary else table.partitions)]
     [item] = bind_partition_item(kind, partition_types(table), existing, stmt.item, table.props)
     return BoundPartition(item, _buckets(table, stmt.distribution, auto_buckets))
 
@@ -149,11 +149,10 @@ def _buckets(table: OlapTable, desc: st.DistributionDesc | None, auto_buckets: A
 
 
 def bind_drop_partition(table: OlapTable, stmt: st.DropPartition) -> tuple[str, ...]:
-    """The partition to drop (its stored name), or nothing when it is missing and IF EXISTS was given.
-    There are no temporary partitions: DROP TEMPORARY PARTITION finds none."""
+    """The partition to drop (its stored name), or nothing when it is missing and IF EXISTS was given."""
     if not stmt.temporary:
         _check_alter_allowed(table)
-    partition = None if stmt.temporary else table.partition(stmt.name)
+    partition = table.temp_partition(stmt.name) if stmt.temporary else table.partition(stmt.name)
     if partition is None:
         if stmt.if_exists:
             return ()
@@ -179,3 +178,22 @@ def bind_modify_partition(table: OlapTable, stmt: st.ModifyPartition
             raise analysis_error(f"Partition[{name}] does not exist in table[{table.name}]")
         out.append(partition.name)
     return tuple(out), props
+
+
+def bind_replace_partition(table: OlapTable, stmt: st.ReplacePartition) -> tuple[bool, bool]:
+    """(strict_range, use_temp_partition_name) of REPLACE PARTITION, checked as Doris checks them."""
+    if table.partition_info.type not in ("RANGE", "LIST"):
+        raise analysis_error(f"Table[{table.name}] is not a range or list partitioned table")
+    if not stmt.names or not stmt.temp_names:
+        raise analysis_error("No partition specified in partition lists")
+    props = {k.lower(): v for k, v in stmt.properties}
+    unknown = set(props) - {"strict_range", "use_temp_partition_name"}
+    if unknown:
+        raise analysis_error(f"Unknown properties: {sorted(unknown)}")
+    flags = []
+    for key, default in (("strict_range", True), ("use_temp_partition_name", False)):
+        value = props.get(key)
+        if value is not None and value.lower() not in ("true", "false"):
+            raise analysis_error(f"Invalid {key} property value: {value}")
+        flags.append(default if value is None else value.lower() == "true")
+    return flags[0], flags[1]

@@ -476,7 +476,8 @@ class SelectBinder:
             source = self.ctx.resolve_table(db, name)
             partition = node.args.get("partition")
             if partition is not None:
-                restrict = getattr(source, "restrict_partitions", None)
+                restrict = getattr(source, "restrict_temp_partitions" if partition.args.get("temporary")
+                                   else "restrict_partitions", None)
                 if restrict is None:
                     raise analysis_error(f"PARTITION clause is not allowed on {name}")
                 source = restrict([p.name for p in partition.expressions])

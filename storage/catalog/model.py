@@ -152,6 +152,9 @@ class OlapTable:
     comment: str = ""
     create_time: float = 0.0
     update_time: float = 0.0
+    # ADD TEMPORARY PARTITION: read and loaded only by name (`t TEMPORARY PARTITION (tp)`), swapped in by
+    # REPLACE PARTITION; never in `partitions`, so nothing else sees them
+    temp_partitions: tuple[Partition, ...] = ()
 
     def column(self, name: str) -> Column | None:
         lname = name.lower()
@@ -171,6 +174,10 @@ class OlapTable:
     def partition(self, name: str) -> Partition | None:
         lname = name.lower()
         return next((p for p in self.partitions if p.name.lower() == lname), None)
+
+    def temp_partition(self, name: str) -> Partition | None:
+        lname = name.lower()
+        return next((p for p in self.temp_partitions if p.name.lower() == lname), None)
 
     @property
     def props(self) -> dict[str, str]:

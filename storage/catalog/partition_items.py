@@ -192,3 +192,35 @@ def duplicate_partition_name(name: str) -> StorageError:
 def cannot_add_partition() -> StorageError:
     """ADD PARTITION on a table without RANGE / LIST partitioning."""
     return doris_error("Only support adding partition to range and list partitioned table")
+
+
+def check_items_match(kind: str, types: Sequence[str], old: Sequence[PartitionItem],
+                      new: Sequence[PartitionItem]) -> None:
+    """REPLACE PARTITION's strict_range: the union of `new`'s ranges (or listed keys) is exactly `old`'s
+    (Doris's RangeUtils.checkPartitionItemListsMatch and its message)."""
+    if kind == "LIST":
+        if {v for i in old for v in i.values or ()} != {v for i in new for v in i.values or ()}:
+            raise doris_error("The list values of the temporary partitions do not match those of the partitions "
+                              "being replaced")
+        return
+
+    def union(items: Sequence[PartitionItem]) -> list[tuple[Bound, Bound]]:
+        spans = sorted((range_bounds(i, types) for i in items), key=lambda b: key_order(b[0], types))
+        merged: list[tuple[Bound, Bound]] = []
+        for lower, upper in spans:
+            if merged and key_order(merged[-1][1], types) == key_order(lower, types):
+                merged[-1] = (merged[-1][0], upper)
+            else:
+                merged.append((lower, upper))
+        return merged
+
+    a, b = union(old), union(new)
+    for (lo1, hi1), (lo2, hi2) in zip(a, b, strict=False):
+        if key_order(lo1, types) != key_order(lo2, types) or key_order(hi1, types) != key_order(hi2, types):
+            bad = (lo1, lo2) if key_order(lo1, types) != key_order(lo2, types) else (hi1, hi2)
+            raise doris_error(f"2 range lists are not stricly matched. {key_text(bad[0], types)} vs. "
+                              f"{key_text(bad[1], types)}")
+    if len(a) != len(b):
+        longer = a if len(a) > len(b) else b
+        raise doris_error(f"2 range lists are not stricly matched. "
+                          f"{range_text(*longer[min(len(a), len(b))], types)}")

@@ -42,7 +42,13 @@ from storage.catalog.model import (
     TableSpec,
     Tablet,
 )
-from storage.catalog.partition_items import cannot_add_partition, check_new_items, sort_items
+from storage.catalog.partition_items import (
+    cannot_add_partition,
+    check_items_match,
+    check_new_items,
+    duplicate_partition_name,
+    sort_items,
+)
 from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
 from storage.catalog.views import VIEW_SCHEMA, ViewCatalog, name_taken
@@ -73,7 +79,8 @@ CREATE INDEX IF NOT EXISTS indexes_by_table ON indexes (table_id);
 CREATE TABLE IF NOT EXISTS partitions (
     partition_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, position INTEGER NOT NULL, item TEXT NOT NULL,
     buckets INTEGER NOT NULL, visible_version INTEGER NOT NULL, visible_version_time REAL NOT NULL,
-    next_version INTEGER NOT NULL, data_size INTEGER NOT NULL, row_count INTEGER NOT NULL);
+    next_version INTEGER NOT NULL, data_size INTEGER NOT NULL, row_count INTEGER NOT NULL,
+    temp INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS partitions_by_table ON partitions (table_id);
 CREATE TABLE IF NOT EXISTS tablets (
     tablet_id INTEGER PRIMARY KEY, table_id INTEGER NOT NULL, partition_id INTEGER NOT NULL,
@@ -238,6 +245,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
                     c.execute(stmt)
+            if "temp" not in {r[1] for r in c.execute("PRAGMA table_info(partitions)")}:  # a root from before
+                c.execute("ALTER TABLE partitions ADD COLUMN temp INTEGER NOT NULL DEFAULT 0")
             c.execute("INSERT OR IGNORE INTO counters VALUES ('id', ?)", (FIRST_ID,))
             c.execute("INSERT OR IGNORE INTO counters VALUES ('txn', ?)", (FIRST_TXN_ID,))
 
@@ -397,14 +406,14 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         )
 
     def _insert_partition(self, c: sqlite3.Connection, table_id: int, position: int, item: PartitionItem,
-                          distribution: DistributionInfo, index_ids: Sequence[int]) -> int:
-        """A new empty partition (version 1) with one tablet per bucket per index."""
+                          distribution: DistributionInfo, index_ids: Sequence[int], temp: bool = False) -> int:
+        """A new empty partition (version 1) with one tablet per bucket per index; `temp`: a temporary one."""
         partition_id = self._allocate(c)
         buckets = item.buckets or distribution.buckets
         c.execute(
-            "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (partition_id, table_id, position, _item_json(item), buckets, PARTITION_INIT_VERSION, time.time(),
-             PARTITION_INIT_VERSION + 1, 0, 0),
+             PARTITION_INIT_VERSION + 1, 0, 0, int(temp)),
         )
         first = self._allocate(c, buckets * len(index_ids))
         c.executemany(
@@ -472,6 +481,9 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     raise doris_error(f"Partition {name} does not exist")
             index_ids = [i.index_id for i in table.indexes]
             dropped: list[int] = []
+            if wanted is None:  # Doris: TRUNCATE TABLE drops the temporary partitions
+                for p in table.temp_partitions:
+                    dropped += self._delete_partition(c, p.partition_id)
             for pos, p in enumerate(table.partitions):
                 if wanted is not None and p.name.lower() not in wanted:
                     continue
@@ -510,7 +522,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     # ------------------------------------------------------------ partitions
 
-    def add_partitions(self, table_id: int, items: Sequence[PartitionItem], buckets: Sequence[int]) -> OlapTable:
+    def add_partitions(self, table_id: int, items: Sequence[PartitionItem], buckets: Sequence[int],
+                       temporary: bool = False) -> OlapTable:
         """New empty partitions (version 1), `buckets[i]` tablets for items[i] in every materialized index (the
         base, each rollup, a SHADOW index being built), committed all or nothing.
 
@@ -529,14 +542,68 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 raise cannot_add_partition()
             if any(n < 1 for n in buckets):
                 raise doris_error("Cannot assign hash distribution buckets less than 1")
-            check_new_items(kind, self._partition_types(table), [p.item for p in table.partitions], items)
             index_ids = [i.index_id for i in table.indexes]
+            if temporary:  # names unique among all partitions; ranges / keys only among the temporary ones
+                for item in items:
+                    if table.partition(item.name) is not None:
+                        raise duplicate_partition_name(item.name)
+                check_new_items(kind, self._partition_types(table), [p.item for p in table.temp_partitions], items)
+            else:
+                for item in items:
+                    if table.temp_partition(item.name) is not None:
+                        raise duplicate_partition_name(item.name)
+                check_new_items(kind, self._partition_types(table), [p.item for p in table.partitions], items)
+            placed = table.temp_partitions if temporary else table.partitions
             for offset, (item, n) in enumerate(zip(items, buckets, strict=True)):
-                self._insert_partition(c, table_id, len(table.partitions) + offset, replace(item, buckets=n),
-                                       table.distribution, index_ids)
+                self._insert_partition(c, table_id, len(placed) + offset, replace(item, buckets=n),
+                                       table.distribution, index_ids, temp=temporary)
             self._renumber_partitions(c, table_id)
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
             result = self._load_table(c, table_id)
+        assert result is not None
+        return result
+
+    def replace_partitions(self, table_id: int, names: Sequence[str], temp_names: Sequence[str],
+                           strict_range: bool = True, use_temp_name: bool = False) -> OlapTable:
+        """ALTER TABLE REPLACE PARTITION (p, ..) WITH TEMPORARY PARTITION (tp, ..) in one commit: the temporary
+        partitions become formal ones (under the replaced names when as many, unless `use_temp_name`), the
+        replaced partitions go with their data. Doris's checks: the names exist; with `strict_range` (always for
+        LIST) the ranges / keys match exactly, otherwise the new ones must not overlap the partitions kept."""
+        with self._write() as c:
+            table = self._load_table(c, table_id)
+            if table is None:
+                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            old = []
+            for name in dict.fromkeys(n.lower() for n in names):
+                p = table.partition(name)
+                if p is None:
+                    raise doris_error(f"Partition[{name}] does not exist")
+                old.append(p)
+            new = []
+            for name in dict.fromkeys(n.lower() for n in temp_names):
+                p = table.temp_partition(name)
+                if p is None:
+                    raise doris_error(f"Temp partition[{name}] does not exist")
+                new.append(p)
+            kind, types = table.partition_info.type, self._partition_types(table)
+            if strict_range or kind == "LIST":
+                check_items_match(kind, types, [p.item for p in old], [p.item for p in new])
+            else:
+                replaced = {p.partition_id for p in old}
+                check_new_items(kind, types, [p.item for p in table.partitions if p.partition_id not in replaced],
+                                [p.item for p in new])
+            dropped: list[int] = []
+            for p in old:
+                dropped += self._delete_partition(c, p.partition_id)
+            keep_names = not use_temp_name and len(old) == len(new)
+            for k, p in enumerate(new):
+                item = replace(p.item, name=old[k].name) if keep_names else p.item
+                c.execute("UPDATE partitions SET temp = 0, item = ? WHERE partition_id = ?",
+                          (_item_json(item), p.partition_id))
+            self._renumber_partitions(c, table_id)
+            c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            result = self._load_table(c, table_id)
+        self._notify_dropped(dropped)
         assert result is not None
         return result
 
@@ -550,7 +617,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         c.execute("DELETE FROM partitions WHERE partition_id = ?", (partition_id,))
         return dropped
 
-    def drop_partitions(self, table_id: int, names: Sequence[str], if_exists: bool = False) -> OlapTable:
+    def drop_partitions(self, table_id: int, names: Sequence[str], if_exists: bool = False,
+                        temporary: bool = False) -> OlapTable:
         """Remove partitions (names case-insensitive) with their tablets of every index and their rowsets in one
         commit; the files go after it (the on_tablets_dropped listeners). A missing name fails with Doris's
         ERR_DROP_PARTITION_NON_EXISTENT unless `if_exists`. Loads still writing a dropped partition fail to
@@ -559,7 +627,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            by_name = {p.name.lower(): p for p in table.partitions}
+            by_name = {p.name.lower(): p for p in (table.temp_partitions if temporary else table.partitions)}
             dropped: list[int] = []
             for name in dict.fromkeys(n.lower() for n in names):
                 p = by_name.get(name)
@@ -797,20 +865,20 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             )
             for i in c.execute("SELECT * FROM indexes WHERE table_id = ? ORDER BY position, index_id", (table_id,))
         )
-        partitions = tuple(
-            Partition(
+        partitions: tuple[list[Partition], list[Partition]] = ([], [])
+        for p in c.execute("SELECT * FROM partitions WHERE table_id = ? ORDER BY position, partition_id",
+                           (table_id,)):
+            partitions[p["temp"]].append(Partition(
                 partition_id=p["partition_id"], table_id=table_id, item=_item_from(p["item"]), buckets=p["buckets"],
                 visible_version=p["visible_version"], visible_version_time=p["visible_version_time"],
                 next_version=p["next_version"], data_size=p["data_size"], row_count=p["row_count"],
-            )
-            for p in c.execute("SELECT * FROM partitions WHERE table_id = ? ORDER BY position, partition_id",
-                               (table_id,))
-        )
+            ))
         return OlapTable(
             table_id=table_id, db_id=r["db_id"], name=r["name"], keys_type=r["keys_type"],
             columns=_columns_from(r["columns"]), partition_info=_partition_info_from(r["partition_info"]),
             distribution=_distribution_from(r["distribution"]), base_index_id=r["base_index_id"],
-            indexes=indexes, partitions=partitions, properties=_pairs(json.loads(r["properties"])),
+            indexes=indexes, partitions=tuple(partitions[0]), temp_partitions=tuple(partitions[1]),
+            properties=_pairs(json.loads(r["properties"])),
             index_defs=_index_defs_from(r["index_defs"]), comment=r["comment"], create_time=r["create_time"],
             update_time=r["update_time"],
         )
