@@ -10,6 +10,7 @@ from planner.duck.database import use_spill_directory
 from planner.schema_convert import convert_column
 from server.auth import UserStore
 from server.config import Config
+from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
@@ -50,6 +51,8 @@ class DorisLite:
         self.context.server = self.server
         self.http = HttpApiServer(CompactionApi(self.context.compaction), self.host,
                                   config.get_int("webserver_port", 8040))
+        self.fe_http = HttpApiServer(FrontendApi(self.context), self.host, config.get_int("http_port", 8030),
+                                     name="http_port")
 
     @property
     def port(self) -> int:
@@ -58,12 +61,14 @@ class DorisLite:
     async def start(self) -> None:
         self.engine.open()
         await self.http.start()
+        await self.fe_http.start()
         self.context.http_base = f"http://{self.host}:{self.http.port or self.http.requested_port}"
         await self.server.start()
 
     async def stop(self) -> None:
         await self.server.stop()
         await self.http.stop()
+        await self.fe_http.stop()
         self.context.compaction.stop()
         self.engine.close()
         log.info("dorislite stopped")

@@ -76,6 +76,11 @@ class UserStore:
         with self._lock:
             return self._hashes.get(user)
 
+    def check_plain(self, user: str, password: str) -> bool:
+        """Verify a clear-text password (HTTP basic auth). Unknown users fail like a wrong password does."""
+        stored = self.password_hash(user)
+        return stored is not None and hmac.compare_digest(stored, native_password_hash(password))
+
     def check(self, user: str, salt: bytes, auth_response: bytes) -> bool:
         """Verify a mysql_native_password scramble. Unknown users fail like a wrong password does."""
         with self._lock:

@@ -20,6 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="bind address (fe.conf priority_networks)")
     serve.add_argument("--storage", type=Path, default=None, help="storage root (fe.conf meta_dir)")
     serve.add_argument("--http-port", type=int, default=None, help="HTTP API port (be.conf webserver_port; 0: off)")
+    serve.add_argument("--fe-http-port", type=int, default=None,
+                       help="FE HTTP API port (fe.conf http_port: /api/_set_config ...; 0: off)")
     return parser
 
 
@@ -36,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         config.set_fe("meta_dir", str(args.storage))
     if args.http_port is not None:
         config.be["webserver_port"] = str(args.http_port)
+    if args.fe_http_port is not None:
+        config.set_fe("http_port", str(args.fe_http_port))
     return asyncio.run(_serve(config))
 
 

@@ -19,6 +19,7 @@ import json
 import logging
 from collections.abc import Callable
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from storage.compaction.manager import CompactionManager
@@ -138,7 +139,7 @@ class CompactionApi:
             "/api/compaction/run_status": ("GET", self.run_status),
         }
 
-    def handle(self, method: str, target: str) -> Reply:
+    def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> Reply:
         parts = urlsplit(target)
         path = parts.path.rstrip("/") or "/"
         if path.startswith("/api/meta/header/"):
@@ -161,10 +162,14 @@ class CompactionApi:
 
 
 class HttpApiServer:
-    def __init__(self, api: CompactionApi, host: str, port: int) -> None:
+    """Serves one API object (`handle(method, target, headers) -> (status, JSON)`) on `port`; `name` is the
+    config key that sets it, for the log."""
+
+    def __init__(self, api: Any, host: str, port: int, name: str = "webserver_port") -> None:
         self.api = api
         self.host = host
         self.requested_port = port
+        self.name = name
         self._server: asyncio.AbstractServer | None = None
 
     @property
@@ -176,7 +181,7 @@ class HttpApiServer:
 
     async def start(self) -> None:
         if self.requested_port <= 0:
-            log.info("HTTP API disabled (webserver_port = 0)")
+            log.info("HTTP API disabled (%s = 0)", self.name)
             return
         try:
             self._server = await asyncio.start_server(self._serve, self.host, self.requested_port,
@@ -184,7 +189,7 @@ class HttpApiServer:
         except OSError as e:  # the MySQL endpoint still serves; the API is what is missing
             log.error("HTTP API not started: cannot listen on %s:%d: %s", self.host, self.requested_port, e)
             return
-        log.info("HTTP API listening on %s:%d", self.host, self.port)
+        log.info("HTTP API (%s) listening on %s:%d", self.name, self.host, self.port)
 
     async def stop(self) -> None:
         if self._server is not None:
@@ -220,13 +225,14 @@ class HttpApiServer:
         if len(parts) != 3 or not parts[2].startswith("HTTP/"):
             raise ValueError("bad request line")
         method, target = parts[0].upper(), parts[1]
-        length = 0
+        headers: dict[str, str] = {}
         for line in lines[1:]:
             name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value.strip())
+            if name.strip():
+                headers[name.strip().lower()] = value.strip()
+        length = int(headers.get("content-length") or 0)
         if length < 0 or length > MAX_BODY_BYTES:
             raise ValueError("bad body length")
         if length:
             await reader.readexactly(length)  # no action takes a body
-        return await asyncio.to_thread(self.api.handle, method, target)
+        return await asyncio.to_thread(self.api.handle, method, target, headers)

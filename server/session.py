@@ -54,6 +54,7 @@ from planner.spark_sources import OlapRef, reads_data
 from server import show, table_writes, views
 from server.alter_jobs import AlterJobs
 from server.auth import UserStore
+from server.colocation import PROC_COLUMNS, check_colocation, colocation_rows
 from server.config import MUTABLE_FE_KEYS, Config
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
@@ -104,6 +105,30 @@ class SessionContext:
         self.plans = PlanCache(lambda: self.engine.catalog.generation)
         self.compaction = CompactionManager(self.engine, self.config.be)
         self.compaction.start()  # its producer waits for the engine too
+
+
+    def check_frontend_config(self, key: str) -> str | None:
+        """Why `key` cannot be set at run time, or None."""
+        if key not in self.config.fe:
+            return f"Config '{key}' does not exist"
+        if key not in MUTABLE_FE_KEYS:
+            return f"Config '{key}' is not mutable"
+        return None
+
+    def set_frontend_config(self, configs: Sequence[tuple[str, str]]) -> None:
+        """ADMIN SET FRONTEND CONFIG and the FE HTTP API's /api/_set_config: all or nothing, effective at once."""
+        for key, _value in configs:
+            problem = self.check_frontend_config(key)
+            if problem is not None:
+                raise doris_error(problem)
+        for key, value in configs:
+            self.config.set_fe(key, value)
+        if any(key == "dynamic_partition_debug_current_time" for key, _ in configs):
+            self.dynamic_partitions.run_pass()  # the new clock's partitions exist when the statement returns
+        elif any(key.startswith("dynamic_partition") for key, _ in configs):
+            self.dynamic_partitions.kick()  # a new interval or switch takes effect now
+        if any(key.startswith("expr_") for key, _ in configs):
+            self.plans.clear()  # a kept plan was checked against the old bounds
 
 
 def _spark_progress(job_group: str) -> tuple[int, int] | None:
@@ -511,6 +536,16 @@ class Session:
             raise doris_error(f"Table's state is not normal: {table.name}")
         return run_predicate_delete(engine, bound)
 
+    def _show_proc(self, s: st.ShowProc) -> Result:
+        """SHOW PROC: the '/' listing and '/colocation_group' (the rest of Doris's proc tree is not kept)."""
+        path = "/" + s.path.strip().strip("/")
+        if path == "/":
+            return ResultSet(show.string_table(["name"], [["colocation_group"]]))
+        if path == "/colocation_group":
+            return ResultSet(show.string_table(list(PROC_COLUMNS), colocation_rows(self.ctx.engine.catalog)))
+        element = path.strip("/").split("/")[0]
+        raise doris_error(f"Path[{s.path}]'s element[{element}] doesn't exist")
+
     def _show_delete(self, s: st.ShowDelete) -> Result:
         db = self._db(s.db)
         database = self.ctx.engine.catalog.get_database(db)
@@ -576,6 +611,7 @@ class Session:
         dynamic = self.ctx.dynamic_partitions
         spec = bind_create_table(s, CreateTableOptions(dynamic.max_partitions, dynamic.bucket_policy()))
         with self.ctx.ddl_lock:
+            check_colocation(self.ctx.engine.catalog, db, spec)
             table = self.ctx.engine.catalog.create_table(db, spec, s.if_not_exists)
         if table is not None:
             dynamic.after_create(table)
@@ -980,19 +1016,7 @@ class Session:
                                            [r for r in rows if r[0] in keep]))
 
     def _admin_set_config(self, s: st.AdminSetConfig) -> Result:
-        for key, _value in s.configs:
-            if key not in self.ctx.config.fe:
-                raise doris_error(f"Config '{key}' does not exist")
-            if key not in MUTABLE_FE_KEYS:
-                raise doris_error(f"Config '{key}' is not mutable")
-        for key, value in s.configs:
-            self.ctx.config.set_fe(key, value)
-        if any(key == "dynamic_partition_debug_current_time" for key, _ in s.configs):
-            self.ctx.dynamic_partitions.run_pass()  # the new clock's partitions exist when the statement returns
-        elif any(key.startswith("dynamic_partition") for key, _ in s.configs):
-            self.ctx.dynamic_partitions.kick()  # a new interval or switch takes effect now
-        if any(key.startswith("expr_") for key, _ in s.configs):
-            self.ctx.plans.clear()  # a kept plan was checked against the old bounds
+        self.ctx.set_frontend_config(s.configs)
         return OkResult()
 
     def _where(self, table: pa.Table, where: exp.Expression | None) -> pa.Table:
@@ -1039,6 +1063,7 @@ class Session:
         st.Insert: insert,
         st.Delete: _delete,
         st.ShowDelete: _show_delete,
+        st.ShowProc: _show_proc,
         st.ShowLoad: _show_load,
         st.ShowQueryProfile: _show_query_profile,
         st.CancelLoad: _cancel_load,

@@ -110,6 +110,8 @@ class DorisLiteParser(DorisParser):
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_show_alter_table("COLUMN"),
         "DELETE": _show("DELETE"),
+        "PROC": lambda self: self.expression(exp.Show(
+            this="PROC", target=self._parse_string() or self.raise_error("Expected a quoted proc path"))),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
 

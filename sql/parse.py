@@ -691,6 +691,7 @@ _SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
     "CREATE DATABASE": lambda s: st.ShowCreateDatabase(_text(s.args.get("target")) or ""),
     "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
     "DELETE": lambda s: st.ShowDelete(_text(s.args.get("db"))),
+    "PROC": lambda s: st.ShowProc(_text(s.args.get("target")) or ""),
     **{
         kind: (
             lambda s, name=name: st.ShowSimple(

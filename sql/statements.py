@@ -658,6 +658,13 @@ class Update(Statement):
 
 
 @dataclass(frozen=True)
+class ShowProc(Statement):
+    """SHOW PROC '/path' (Doris's proc tree: '/', '/colocation_group', '/dbs', '/backends' ...)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class ShowDelete(Statement):
     """SHOW DELETE [FROM db]."""
 

@@ -183,13 +183,14 @@ def parse_type(text: str) -> DorisType:
         if not 0 <= p <= 6:
             raise analysis_error(f"Scale of Datetime/Time must between 0 and 6. Scale was set to: {p}")
         return DorisType("DATETIME", precision=p)
+    # a length of 0 reads as no length (Doris 2.1, #38427): CHAR(0) is CHAR(1), VARCHAR(0) is VARCHAR(65533)
     if name == "CHAR":
-        n = nums[0] if nums else 1
+        n = nums[0] if nums and nums[0] != 0 else 1
         if not 1 <= n <= 255:
             raise analysis_error(f"Char size must between 1 and 255. Size was set to: {n}.")
         return DorisType("CHAR", length=n)
     if name == "VARCHAR":
-        n = nums[0] if nums else VARCHAR_DEFAULT_LEN
+        n = nums[0] if nums and nums[0] != 0 else VARCHAR_DEFAULT_LEN
         if not 1 <= n <= VARCHAR_DEFAULT_LEN:
             raise analysis_error(f"Varchar size must between 1 and 65533. Size was set to: {n}.")
         return DorisType("VARCHAR", length=n)

@@ -32,6 +32,7 @@ class ServerProcess:
     proc: subprocess.Popen | None = None
     log: Path | None = None
     http_port: int = 0  # the HTTP API's port (a free one unless set)
+    fe_http_port: int = 0  # the FE HTTP API's port (fe.conf http_port; a free one unless set)
     conf: Path | None = None  # a folder with fe.conf / be.conf (default: the repository's conf/)
     command: tuple[str, ...] = (sys.executable, "-m", "server")  # how the server is started
     env: dict[str, str] | None = None  # the server's whole environment (default: the tests')
@@ -40,10 +41,11 @@ class ServerProcess:
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.log = self.storage.parent / f"server-{self.port}.log"
         self.http_port = self.http_port or free_port()
+        self.fe_http_port = self.fe_http_port or free_port()
         env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
             [*self.command, "serve", "--port", str(self.port), "--storage", str(self.storage),
-             "--http-port", str(self.http_port), *(["--conf", str(self.conf)] if self.conf else [])],
+             "--http-port", str(self.http_port), "--fe-http-port", str(self.fe_http_port), *(["--conf", str(self.conf)] if self.conf else [])],
             cwd=self.cwd, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

@@ -1,0 +1,106 @@
+"""The FE-style HTTP API on fe.conf `http_port` (Doris's 8030; 0 turns it off), Doris's JSON envelope
+({"msg", "code", "data", "count"}), HTTP basic auth against the server's users:
+
+    GET|POST /api/_set_config?key=value[&key2=value2][&persist=false]   runtime FE config (ADMIN SET FRONTEND CONFIG)
+    GET      /api/show_proc?path=/colocation_group                      SHOW PROC
+    GET      /api/bootstrap, /api/health                                 liveness for scripts and load balancers
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+from server.colocation import PROC_COLUMNS, colocation_rows
+
+if TYPE_CHECKING:
+    from server.session import SessionContext
+
+Reply = tuple[int, dict]
+_RESERVED = {"persist", "reset_persist"}
+
+
+def _ok(data: Any) -> dict:
+    return {"msg": "success", "code": 0, "data": data, "count": 0}
+
+
+def _error(code: int, msg: str, data: Any = None) -> dict:
+    return {"msg": msg, "code": code, "data": data, "count": 0}
+
+
+class FrontendApi:
+    def __init__(self, ctx: SessionContext) -> None:
+        self.ctx = ctx
+
+    def _user(self, headers: dict[str, str]) -> str | None:
+        auth = headers.get("authorization", "")
+        if not auth.lower().startswith("basic "):
+            return None
+        try:
+            user, _, password = base64.b64decode(auth[6:].strip()).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        user = user.split("@", 1)[0]
+        return user if self.ctx.users.check_plain(user, password) else None
+
+    def set_config(self, params: dict[str, list[str]]) -> Reply:
+        applied: dict[str, str] = {}
+        errors = []
+        for key, values in params.items():
+            if key in _RESERVED:
+                continue
+            value = values[-1]
+            problem = self.ctx.check_frontend_config(key)
+            if problem is not None:
+                errors.append({"config_name": key, "config_value": value, "err_info": problem})
+                continue
+            try:
+                self.ctx.set_frontend_config([(key, value)])
+            except Exception as e:  # noqa: BLE001 - a value the config refuses is reported per key
+                errors.append({"config_name": key, "config_value": value,
+                               "err_info": getattr(e, "message", None) or str(e)})
+                continue
+            applied[key] = value
+        persist = "" if params.get("persist", ["false"])[-1].lower() != "true" else \
+            "persisting configs is not supported: the change lasts until restart"
+        return 200, _ok({"set": applied, "err": errors, "persist": persist})
+
+    def show_proc(self, params: dict[str, list[str]]) -> Reply:
+        path = "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
+        if path == "/":
+            return 200, _ok([{"name": "colocation_group"}])
+        if path == "/colocation_group":
+            return 200, _ok([dict(zip(PROC_COLUMNS, row, strict=True)) for row in colocation_rows(
+                self.ctx.engine.catalog)])
+        return 200, _error(1, f"Path[{path}] doesn't exist")
+
+    def bootstrap(self, params: dict[str, list[str]]) -> Reply:
+        return 200, _ok({"replayedJournalId": 0, "queryPort": self.ctx.config.get_int("query_port", 9030),
+                         "rpcPort": 0, "version": ""})
+
+    def health(self, params: dict[str, list[str]]) -> Reply:
+        return 200, _ok({"online_backend_num": 1, "total_backend_num": 1})
+
+    def routes(self) -> dict[str, tuple[tuple[str, ...], bool, Callable[[dict[str, list[str]]], Reply]]]:
+        """path -> (methods, needs auth, handler)."""
+        return {
+            "/api/_set_config": (("GET", "POST"), True, self.set_config),
+            "/api/show_proc": (("GET",), True, self.show_proc),
+            "/api/bootstrap": (("GET",), False, self.bootstrap),
+            "/api/health": (("GET",), False, self.health),
+        }
+
+    def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> Reply:
+        parts = urlsplit(target)
+        route = self.routes().get(parts.path.rstrip("/") or "/")
+        if route is None:
+            return 404, _error(404, "Not Found")
+        methods, needs_auth, handler = route
+        if method not in methods:
+            return 405, _error(405, f"Method Not Allowed: {parts.path} takes {' or '.join(methods)}")
+        if needs_auth and self._user(headers or {}) is None:
+            return 401, _error(401, "Unauthorized", "Need auth information.")
+        return handler(parse_qs(parts.query, keep_blank_values=True))
