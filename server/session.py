@@ -39,6 +39,7 @@ from planner.bind.bind_delete import KeyDelete, bind_delete
 from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.bind_schema_change import bind_schema_change
 from planner.bind.create_table import CreateTableOptions, bind_create_table
+from planner.bind.generated_columns import check_insert_targets, compute_generated
 from planner.bind.partitions import COMMON_NAME, check_partition_name
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
 from planner.bind.views import ViewDefinition
@@ -453,8 +454,12 @@ class Session:
         if s.temporary:  # the rows go to the named temporary partitions only (in-process: a small, staged load)
             table = temp_partitions_view(table, s.partitions)
             s = replace(s, partitions=())
+        generated = any(c.generated is not None for c in table.columns)
+        if generated and local is None:
+            check_insert_targets(table.name, table.columns, s.columns, s.values)
+        # generated columns are computed in-process from the bound rows
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
-            local is None and not s.temporary
+            local is None and not s.temporary and not generated
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
@@ -474,6 +479,21 @@ class Session:
                                                "the table (enable_insert_strict = false)")]
         return OkResult(affected_rows=outcome.loaded_rows, info=_insert_info(label, outcome.txn_id),
                         warnings=outcome.filtered_rows)
+
+    def _generate(self, table: OlapTable, data: pa.Table) -> pa.Table:
+        """The rows with their generated columns computed (a query over the rows), NOT NULL ones checked."""
+        def run(query: exp.Select, rows: pa.Table) -> pa.Table:
+            source = ArrowTableSource("rows", rows)
+            ctx = self.query_context()
+            ctx.resolve_table = lambda db, name: source
+            return execute_query(query, ctx)
+
+        data = compute_generated(data, table.columns, run)
+        for c in table.columns:
+            if c.generated is not None and not c.nullable and data.column(c.name).null_count:
+                raise doris_error(f"Insert has filtered data in strict mode. Reason: column({c.name}) is a NOT NULL "
+                                  "generated column and its expression is NULL for a row")
+        return data
 
     def _insert_spark(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
         assert s.query is not None
@@ -499,7 +519,9 @@ class Session:
         partitions = () if s.partitions == ("*",) else s.partitions
         with job.commit_guard():
             check_partitions(table, partitions)
-            columns = [(c.name, parse_type(c.type), c.nullable, c.default) for c in table.columns]
+            # a generated column is bound as a nullable placeholder and computed below
+            columns = [(c.name, parse_type(c.type), c.nullable or c.generated is not None, c.default)
+                       for c in table.columns]
             if s.values is not None:
                 data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
                                                     ctx=self.query_context())
@@ -507,7 +529,12 @@ class Session:
                 assert s.query is not None
                 result = self.run_query(s.query) if rows is None else rows
                 data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
-            data = data.cast(arrow_schema(table)) if data.schema != arrow_schema(table) else data
+            schema = arrow_schema(table)
+            if any(c.generated is not None for c in table.columns):
+                data = self._generate(table, data.cast(pa.schema([
+                    f.with_nullable(True) if c.generated is not None else f
+                    for f, c in zip(schema, table.columns, strict=True)])))
+            data = data.cast(schema) if data.schema != schema else data
             if partitions and data.num_rows:
                 data, outside = _restrict_partitions(table, data, partitions, strict)
                 filtered += outside

@@ -32,6 +32,8 @@ def _ident(name: str) -> str:
 
 def _column_sql(column: Column, keys_type: str) -> str:
     parts = [_ident(column.name), parse_type(column.type).sql()]
+    if column.generated is not None:
+        parts.append(f"AS ({column.generated})")
     if keys_type == KEYS_AGG and not column.is_key and column.aggregation:
         parts.append(column.aggregation)
     parts.append("NULL" if column.nullable else "NOT NULL")
@@ -109,6 +111,8 @@ def _extra(column: Column, table: OlapTable, bf: set[str]) -> str:
         parts.append("NONE" if table.keys_type == KEYS_UNIQUE and merge_on_write else column.aggregation)
     if column.name.lower() in bf:
         parts.append("BLOOM_FILTER")
+    if column.generated is not None:
+        parts.append("STORED GENERATED")
     return ",".join(parts)
 
 

@@ -377,7 +377,9 @@ _COLUMN_CONSTRAINTS: dict[type, Callable[[exp.Expr], tuple[str, object]]] = {
     exp.DefaultColumnConstraint: lambda k: ("default", _default(k.this)),
     exp.CommentColumnConstraint: lambda k: ("comment", _text(k.this) or ""),
     exp.AutoIncrementColumnConstraint: lambda k: ("auto_increment", True),
-    exp.GeneratedAsIdentityColumnConstraint: lambda k: ("auto_increment", True),
+    exp.GeneratedAsIdentityColumnConstraint: lambda k: ("generated", k.args["expression"])
+    if k.args.get("expression") is not None else ("auto_increment", True),
+    exp.ComputedColumnConstraint: lambda k: ("generated", k.this.unnest() if isinstance(k.this, exp.Paren) else k.this),
     dx.AggTypeColumnConstraint: lambda k: ("agg_type", k.name.upper()),
     dx.KeyColumnConstraint: lambda k: ("is_key", True),
 }

@@ -40,6 +40,7 @@ class ColumnDefinition:
     default: DefaultValue | None = None
     comment: str = ""
     auto_increment: bool = False
+    generated: exp.Expression | None = None  # `AS (expr)` / `GENERATED ALWAYS AS (expr)`: a generated column
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.bind.create_table import bind_column, short_key_column_count
+from planner.bind.generated_columns import dependents
 from sql import statements as st
 from sql.errors import SqlError, analysis_error
 from sql.types import DorisType, parse_type, type_from_sqlglot
@@ -197,6 +198,8 @@ def _insert(columns: list[Column], column: Column, position: str | None, *, chec
 
 
 def _add(s: _Schemas, d: st.ColumnDefinition, position: str | None, rollup_name: str | None) -> None:
+    if d.generated is not None:
+        raise ddl_error("Not supporting alter table add generated columns.")
     if _find(s.base, d.name) >= 0:
         raise ddl_error(f"Can not add column which already exists in base table: {d.name}")
     column = _new_column(s, d)
@@ -230,6 +233,8 @@ def _drop(s: _Schemas, clause: st.DropColumn) -> None:
     if at < 0:
         raise ddl_error(f"Column does not exists: {name}")
     column = s.base[at]
+    if users := dependents(s.base, name):
+        raise ddl_error(f"Column '{column.name}' has a generated column dependency on :{users}")
     if any(p.lower() == name.lower() for p in s.partition_info.columns):
         raise ddl_error(f"Can not drop partition column[{column.name}]")
     if s.distribution.type == "HASH" and any(c.lower() == name.lower() for c in s.distribution.columns):
@@ -358,6 +363,8 @@ def _modify(s: _Schemas, clause: st.ModifyColumn) -> None:
     if at < 0:
         raise ddl_error(f"Column[{d.name}] does not exists")
     old = s.base[at]
+    if old.generated is not None or d.generated is not None:
+        raise ddl_error("Not supporting alter table modify generated columns.")
     keys_type = s.table.keys_type
     is_key = _is_key(keys_type, d, old.is_key if keys_type == KEYS_UNIQUE else old.is_key or d.is_key)
     new_type = type_from_sqlglot(d.type)
@@ -403,6 +410,8 @@ def _rename(s: _Schemas, clause: st.RenameColumn) -> None:
         raise ddl_error(f"Table[{s.table.name}] does not support light schema change: can not rename column")
     if _find(s.base, old) < 0:
         raise ddl_error(f"Column[{old}] does not exists")
+    if users := dependents(s.base, old):
+        raise ddl_error(f"Cannot rename column, because column '{old}' has a generated column dependency on :{users}")
     if _find(s.base, new) >= 0 and old.lower() != new.lower():
         raise ddl_error(f"Column name[{new}] is already used")
     for columns in s.cols.values():

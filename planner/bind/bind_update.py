@@ -27,6 +27,9 @@ def bind_update(s: st.Update, table: OlapTable, db: str) -> exp.Select:
             raise unknown_column(name, table.name)
         if column.is_key:
             raise analysis_error("Only value columns of unique table could be updated")
+        if column.generated is not None:
+            raise analysis_error(f"The value specified for generated column '{column.name}' in table "
+                                 f"'{table.name}' is not allowed.")
         if column.name.lower() in assigned:
             raise analysis_error(f"Column '{column.name}' specified twice", 1110, "42000")
         assigned[column.name.lower()] = value

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.bind import values
+from planner.bind.generated_columns import check_generated, generated_text
 from planner.bind.partitions import bind_partitions
 from planner.bind.table_properties import bind_properties
 from planner.functions.match import PARSERS
@@ -70,6 +71,7 @@ def bind_create_table(stmt: st.CreateTable, options: CreateTableOptions = Create
             raise analysis_error(f"Duplicate column name '{col.name}'", code=1060, sqlstate="42S21")
         seen.add(col.name.lower())
     types = {c.name.lower(): type_from_sqlglot(c.type) for c in stmt.columns}
+    check_generated(stmt.columns)
 
     keys_type, key_names = _keys(stmt, types)
     _check_keys(stmt.columns, keys_type, key_names)
@@ -243,6 +245,7 @@ def bind_column(col: st.ColumnDefinition, t: DorisType, is_key: bool, keys_type:
         nullable=nullable,
         default=_default(col, t, nullable),
         comment=col.comment,
+        generated=generated_text(col.generated) if col.generated is not None else None,
     )
 
 

@@ -33,6 +33,7 @@ class Column:
     # for a column ALTER TABLE added: what rows written before it hold ("NULL" or a literal), fixed at ADD time
     # whatever MODIFY COLUMN later does to DEFAULT
     fill: str | None = None
+    generated: str | None = None  # a generated column's expression (SQL text, columns back-quoted)
 
 
 @dataclass(frozen=True)
