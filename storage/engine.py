@@ -36,6 +36,7 @@ from storage.catalog.model import (
 from storage.catalog.store import Catalog, new_label
 from storage.compaction.policy import CompactionConfig
 from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
+from storage.compaction.time_series import policy_for
 from storage.compaction.version_limit import check_version_limit
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
@@ -477,9 +478,12 @@ class StorageEngine:
         with `overwrite`, the rowsets replace the named partitions' data (the replaced rowsets are retired
         as a compaction's inputs are: deleted once no scan reads them)."""
         staged = [*staged, *self._complete_indexes(txn_id, staged)]
-        if overwrite is None:
+        if overwrite is None and staged:
+            txn = self.catalog.get_txn(txn_id)
+            table = self.catalog.get_table_by_id(txn.table_id) if txn is not None else None
+            limit = policy_for(table.props if table is not None else {}, self.compaction_config).version_limit
             check_version_limit(self.catalog, [s.tablet_id for s in staged], self.compaction_config,
-                                self.compaction_trigger)  # -235: too many versions in a tablet
+                                self.compaction_trigger, limit)  # -235: too many versions in a tablet
         replaced: list[Rowset] = []
         targets = () if overwrite is None else overwrite.targets(partition_ids)
         versions = self.install_rowsets(

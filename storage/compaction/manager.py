@@ -40,13 +40,10 @@ from storage.compaction.policy import (
     NOT_CALCULATED,
     CompactionConfig,
     TabletCompactionState,
-    calculate_cumulative_point,
-    plan_base,
-    plan_cumulative,
     rowset_score,
-    update_cumulative_point,
 )
 from storage.compaction.scheduling import PermitPool, candidate_for, select_tasks
+from storage.compaction.time_series import policy_for
 from storage.compaction.version_limit import tablet_visible_rowsets
 from storage.engine import StorageEngine
 from storage.errors import StorageError
@@ -274,9 +271,10 @@ class CompactionManager:
             if not rowsets:
                 continue
             state = self.state(tid)
+            policy = policy_for(tablets[tid][1].props, config)
             if state.cumulative_point == NOT_CALCULATED:
-                state.cumulative_point = calculate_cumulative_point(rowsets, state, config)
-            candidates.append(candidate_for(state, self.disk, rowsets, config))
+                state.cumulative_point = policy.cumulative_point(rowsets, state)
+            candidates.append(candidate_for(state, self.disk, rowsets, config, policy.scores(rowsets, state, now)))
         picked = select_tasks(candidates, {self.disk: running}, round_no, config, now,
                               running_cumulative={self.disk: cumulative})
         submitted = []
@@ -297,11 +295,12 @@ class CompactionManager:
         """Pick the inputs (Doris's prepare_compact); raises NoSuitableVersion when there is nothing to do."""
         rowsets = self.view(tablet.tablet_id)
         state = self.state(tablet.tablet_id)
+        policy = policy_for(table.props, self.config)
         with self._lock:
             if state.cumulative_point == NOT_CALCULATED:
-                state.cumulative_point = calculate_cumulative_point(rowsets, state, self.config)
+                state.cumulative_point = policy.cumulative_point(rowsets, state)
             if kind == CUMULATIVE:
-                plan = plan_cumulative(rowsets, state, self.config, now)
+                plan = policy.plan_cumulative(rowsets, state, now)
                 if not plan.inputs:
                     if plan.point_without_merge is not None:
                         state.cumulative_point = plan.point_without_merge
@@ -309,7 +308,7 @@ class CompactionManager:
                         state.last_cumu_success = state.last_base_success = now
                     raise NoSuitableVersion(kind, plan.reason)
                 return _Task(tablet, table, kind, plan.inputs, plan.score, plan.last_delete_version)
-            base = plan_base(rowsets, state, self.config, now)
+            base = policy.plan_base(rowsets, state, now)
             if not base.inputs:
                 raise NoSuitableVersion(kind, base.reason)
             return _Task(tablet, table, kind, base.inputs, sum(rowset_score(rs) for rs in base.inputs))
@@ -377,9 +376,8 @@ class CompactionManager:
         with self._lock:
             self.counters.add(task.kind, out)
             if task.kind == CUMULATIVE:
-                state.cumulative_point = update_cumulative_point(
-                    task.inputs, out.rowset, self.view(tid), state, self.config,
-                    last_delete_version=task.last_delete_version)
+                state.cumulative_point = policy_for(table.props, self.config).update_cumulative_point(
+                    task.inputs, out.rowset, self.view(tid), state, task.last_delete_version)
                 state.last_cumu_success = now
             else:
                 state.last_base_success = now
@@ -454,9 +452,11 @@ class CompactionManager:
             return None
         visible = tablet_visible_rowsets(self.engine.catalog, tablet_id)
         state = self.state(tablet_id)
+        found = self._tablet(tablet_id)
+        policy = policy_for(found[1].props if found is not None else {}, self.config)
         with self._lock:
             if state.cumulative_point == NOT_CALCULATED and visible:
-                state.cumulative_point = calculate_cumulative_point(policy_view(visible), state, self.config)
+                state.cumulative_point = policy.cumulative_point(policy_view(visible), state)
             point = state.cumulative_point
             times = (state.last_cumu_failure, state.last_base_failure, state.last_cumu_success,
                      state.last_base_success)

@@ -70,6 +70,7 @@ class CompactionConfig:
     disable_auto_compaction: bool = False
     min_compaction_failure_interval_sec: int = 600
     max_tablet_version_num: int = 2000
+    time_series_max_tablet_version_num: int = 20000  # tables with "compaction_policy" = "time_series"
 
     @classmethod
     def from_mapping(cls, conf: Mapping[str, str]) -> CompactionConfig:
@@ -551,9 +552,10 @@ def tablet_priority(state: TabletCompactionState, score: int, config: Compaction
 # ------------------------------------------------------------------------------------ version limit
 
 
-def too_many_versions(rowsets: Sequence[Rowset], config: CompactionConfig) -> bool:
-    """A load into this tablet fails with -235 (doris-reference §9.5)."""
-    return len(rowsets) > config.max_tablet_version_num
+def too_many_versions(rowsets: Sequence[Rowset], config: CompactionConfig, limit: int | None = None) -> bool:
+    """A load into this tablet fails with -235 (doris-reference §9.5); `limit` overrides
+    max_tablet_version_num (a time-series table's)."""
+    return len(rowsets) > (config.max_tablet_version_num if limit is None else limit)
 
 
 def too_many_versions_message(version_count: int, limit: int, tablet_id: int) -> str:

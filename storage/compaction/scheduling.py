@@ -131,10 +131,11 @@ class Candidate:
 
 
 def candidate_for(state: TabletCompactionState, disk: str, rowsets: Sequence[Rowset],
-                  config: CompactionConfig) -> Candidate:
-    """The tablet's scores and priorities of both types, and its failure times."""
-    cumu = cumulative_score(rowsets, state, config)
-    base = base_score(rowsets, state, config)
+                  config: CompactionConfig, scores: tuple[int, int] | None = None) -> Candidate:
+    """The tablet's scores and priorities of both types, and its failure times; `scores` (cumulative,
+    base) when the table's policy computed them (default: the size-based ones)."""
+    cumu, base = scores if scores is not None else (cumulative_score(rowsets, state, config),
+                                                    base_score(rowsets, state, config))
     failures = [t for t in (state.last_cumu_failure, state.last_base_failure) if t is not None]
     return Candidate(
         tablet_id=state.tablet_id, disk=disk, cumulative_score=cumu, base_score=base,

@@ -27,13 +27,13 @@ def tablet_visible_rowsets(catalog: Catalog, tablet_id: int) -> list[Rowset]:
 
 
 def check_version_limit(catalog: Catalog, tablet_ids: Iterable[int], config: CompactionConfig,
-                        trigger: Callable[[int, str], object] | None = None) -> None:
-    """Raise Doris's -235 error (MySQL 1105) for the first tablet over the limit; ask `trigger(tablet_id,
-    "cumulative")` for a compaction of every tablet near it."""
-    limit = config.max_tablet_version_num
+                        trigger: Callable[[int, str], object] | None = None, limit: int | None = None) -> None:
+    """Raise Doris's -235 error (MySQL 1105) for the first tablet over the limit (`limit`, default
+    max_tablet_version_num); ask `trigger(tablet_id, "cumulative")` for a compaction of every tablet near it."""
+    limit = config.max_tablet_version_num if limit is None else limit
     for tablet_id in sorted(set(tablet_ids)):
         rowsets = tablet_visible_rowsets(catalog, tablet_id)
         if len(rowsets) > limit - TRIGGER_MARGIN and trigger is not None:
             trigger(tablet_id, "cumulative")
-        if too_many_versions(rowsets, config):
+        if too_many_versions(rowsets, config, limit):
             raise StorageError(too_many_versions_message(len(rowsets), limit, tablet_id), 1105, "HY000")
