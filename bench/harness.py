@@ -67,7 +67,8 @@ def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage),
          "--fe-http-port", "0"],
-        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1"), stdout=log.open("ab"), stderr=subprocess.STDOUT)
+        cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1", DORISLITE_ROOT_PASSWORD=""), stdout=log.open("ab"),
+        stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -58,6 +58,9 @@ class QueryContext:
     outer_types: Mapping[str, pa.DataType] | None = None
     # (db or None, name) -> the view of that name, or None when there is none (planner/bind/views.py)
     resolve_view: Callable[[str | None, str], ViewDefinition | None] | None = None
+    # (db or None, name) of a table or view the statement itself names (not one inside a view): raises when
+    # the user may not SELECT it (server.access); a cached plan runs the same checks again
+    check_access: Callable[[str | None, str], None] | None = None
 
     def statement_time(self) -> dt.datetime:
         """now() of this statement, in the session's time_zone."""

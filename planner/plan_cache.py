@@ -34,6 +34,7 @@ class _Entry:
     bound: BoundQuery
     generation: int
     reads: tuple[tuple[str, str, Any], ...]  # (scope, variable, value) planning read
+    accessed: tuple[tuple[str | None, str], ...] = ()  # (db, name) the statement names: checked on every run
 
 
 @dataclass
@@ -42,6 +43,7 @@ class _Recording(QueryContext):
 
     reads: dict[tuple[str, str], Any] = field(default_factory=dict)
     tables: list[TableSource] = field(default_factory=list)
+    accessed: list[tuple[str | None, str]] = field(default_factory=list)
     volatile: bool = False
 
     def statement_time(self) -> dt.datetime:
@@ -76,6 +78,9 @@ class PlanCache:
             entry = self._entries.get(full)
         if entry is None or entry.generation != self._generation() or not _same_reads(entry, ctx):
             return None
+        if ctx.check_access is not None:  # the plan is shared by every user: each run is checked as planned
+            for db, name in entry.accessed:
+                ctx.check_access(db, name)
         with self._lock:
             if full in self._entries:
                 self._entries.move_to_end(full)
@@ -100,7 +105,7 @@ class PlanCache:
         if generation is None or generation != self._generation() or rec.volatile or ran_subquery \
                 or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression):
             return bound
-        entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()))
+        entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed))
         with self._lock:
             self._entries[(key, ctx.current_db)] = entry
             self._entries.move_to_end((key, ctx.current_db))
@@ -146,6 +151,14 @@ def _recording(ctx: QueryContext) -> _Recording:
     rec.source_override = ctx.source_override
     rec.guard = ctx.guard
     rec.resolve_view = ctx.resolve_view  # views change the catalog's generation: a cached plan is redone
+    if ctx.check_access is not None:
+        check = ctx.check_access
+
+        def check_access(db: str | None, name: str) -> None:
+            check(db, name)
+            rec.accessed.append((db, name))
+
+        rec.check_access = check_access
     return rec
 
 

@@ -4,11 +4,13 @@ wired together."""
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from planner.duck.database import use_spill_directory
 from planner.schema_convert import convert_column
-from server.auth import UserStore
+from server.access import AccessControl
+from server.audit import AuditLog
 from server.config import Config
 from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
@@ -30,14 +32,19 @@ class DorisLite:
         self.engine.arrow_type = lambda text: parse_type(text).arrow_type()  # segments read through schema changes
         self.engine.convert = convert_column  # a schema change's rows converted to their new types
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
-        self.users = UserStore(self.root / "users.json")
-        root_password = config.get("root_password", "")
-        if root_password and not self.users.has_password_file():
-            self.users.set_password("root", root_password)
+        self.users = AccessControl(self.engine.catalog)
+        generated = self.users.bootstrap(_initial_root_password(config), self.root / "users.json")
+        if generated is not None:  # the one time it is shown: a fresh server has no open account
+            message = (f"first start: the password of 'root' is {generated} (change it with SET PASSWORD; set "
+                       "fe.conf root_password or DORISLITE_ROOT_PASSWORD before the first start to choose it)")
+            print(f"dorislite: {message}", flush=True)
         self.globals = GlobalVariables()
         self.globals.values["port"] = config.get_int("query_port", 9030)
         self.globals.values["max_connections"] = config.get_int("qe_max_connection", 1024)
         self.context = SessionContext(config=config, engine=self.engine, users=self.users, globals=self.globals)
+        audit_dir = config.get("audit_log_dir", "") or str(self.root.parent / "log")
+        self.context.audit = AuditLog(Path(audit_dir), config.get_int("audit_log_roll_size_mb", 1024),
+                                      config.get_int("audit_log_roll_num", 90))
         self.host = config.get("priority_networks", "127.0.0.1") or "127.0.0.1"
         self.server = MysqlServer(
             handler_factory=lambda info: Session(self.context, info),
@@ -49,7 +56,7 @@ class DorisLite:
             max_allowed_packet=config.get_int("max_allowed_packet", 16 * 1024 * 1024),
         )
         self.context.server = self.server
-        self.http = HttpApiServer(CompactionApi(self.context.compaction), self.host,
+        self.http = HttpApiServer(CompactionApi(self.context.compaction, self.users), self.host,
                                   config.get_int("webserver_port", 8040))
         self.fe_http = HttpApiServer(FrontendApi(self.context), self.host, config.get_int("http_port", 8030),
                                      name="http_port")
@@ -69,6 +76,16 @@ class DorisLite:
         await self.server.stop()
         await self.http.stop()
         await self.fe_http.stop()
+        if self.context.audit is not None:
+            self.context.audit.close()
         self.context.compaction.stop()
         self.engine.close()
         log.info("dorislite stopped")
+
+
+def _initial_root_password(config: Config) -> str | None:
+    """root's password on a fresh storage root: DORISLITE_ROOT_PASSWORD (even empty), else fe.conf
+    root_password when set, else None (one is generated)."""
+    if "DORISLITE_ROOT_PASSWORD" in os.environ:
+        return os.environ["DORISLITE_ROOT_PASSWORD"]
+    return config.get("root_password", "") or None

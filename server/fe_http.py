@@ -8,12 +8,11 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from server.access import Identity, basic_auth
 from server.colocation import PROC_COLUMNS, colocation_rows
 
 if TYPE_CHECKING:
@@ -35,16 +34,8 @@ class FrontendApi:
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
 
-    def _user(self, headers: dict[str, str]) -> str | None:
-        auth = headers.get("authorization", "")
-        if not auth.lower().startswith("basic "):
-            return None
-        try:
-            user, _, password = base64.b64decode(auth[6:].strip()).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-        user = user.split("@", 1)[0]
-        return user if self.ctx.users.check_plain(user, password) else None
+    def _user(self, headers: dict[str, str]) -> Identity | None:
+        return basic_auth(self.ctx.users, headers)
 
     def set_config(self, params: dict[str, list[str]]) -> Reply:
         applied: dict[str, str] = {}
@@ -101,6 +92,11 @@ class FrontendApi:
         methods, needs_auth, handler = route
         if method not in methods:
             return 405, _error(405, f"Method Not Allowed: {parts.path} takes {' or '.join(methods)}")
-        if needs_auth and self._user(headers or {}) is None:
-            return 401, _error(401, "Unauthorized", "Need auth information.")
+        if needs_auth:
+            identity = self._user(headers or {})
+            if identity is None:
+                return 401, _error(401, "Unauthorized", "Need auth information.")
+            if not self.ctx.users.is_admin(identity):
+                return 403, _error(403, "Forbidden", "Access denied; you need (at least one of) the ADMIN "
+                                                    "privilege(s) for this operation")
         return handler(parse_qs(parts.query, keep_blank_values=True))

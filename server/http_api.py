@@ -22,6 +22,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from server.access import PEER_HEADER, AccessControl, basic_auth
 from storage.compaction.manager import CompactionManager
 from storage.errors import StorageError
 
@@ -59,10 +60,12 @@ def _id(params: dict[str, list[str]], name: str) -> int:
 
 
 class CompactionApi:
-    """The three compaction actions over a CompactionManager (no HTTP here: params in, status + JSON out)."""
+    """The three compaction actions over a CompactionManager (no HTTP here: params in, status + JSON out).
+    Every request needs basic auth of a user with ADMIN_PRIV (`access`; None: open, for the manager's tests)."""
 
-    def __init__(self, manager: CompactionManager) -> None:
+    def __init__(self, manager: CompactionManager, access: AccessControl | None = None) -> None:
         self.manager = manager
+        self.access = access
 
     def show(self, params: dict[str, list[str]]) -> Reply:
         tablet_id = _id(params, "tablet_id")
@@ -140,6 +143,13 @@ class CompactionApi:
         }
 
     def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> Reply:
+        if self.access is not None:
+            identity = basic_auth(self.access, headers or {})
+            if identity is None:
+                return 401, _fail("Unauthorized")
+            if not self.access.is_admin(identity):
+                return 403, _fail("Access denied; you need (at least one of) the ADMIN privilege(s) for this "
+                                  "operation")
         parts = urlsplit(target)
         path = parts.path.rstrip("/") or "/"
         if path.startswith("/api/meta/header/"):
@@ -199,7 +209,9 @@ class HttpApiServer:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            status, body = await asyncio.wait_for(self._request(reader), READ_TIMEOUT_SECONDS)
+            address = writer.get_extra_info("peername")
+            peer = str(address[0]) if isinstance(address, tuple) and address else ""
+            status, body = await asyncio.wait_for(self._request(reader, peer), READ_TIMEOUT_SECONDS)
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
             status, body = 400, _fail("Bad Request")
         except Exception:  # noqa: BLE001 - never a traceback to the client
@@ -216,7 +228,7 @@ class HttpApiServer:
         finally:
             writer.close()
 
-    async def _request(self, reader: asyncio.StreamReader) -> Reply:
+    async def _request(self, reader: asyncio.StreamReader, peer: str = "") -> Reply:
         head = await reader.readuntil(b"\r\n\r\n")
         if len(head) > MAX_HEADER_BYTES:
             raise ValueError("header too large")
@@ -228,8 +240,10 @@ class HttpApiServer:
         headers: dict[str, str] = {}
         for line in lines[1:]:
             name, _, value = line.partition(":")
-            if name.strip():
+            if name.strip() and name.strip().lower() != PEER_HEADER:
                 headers[name.strip().lower()] = value.strip()
+        if peer:
+            headers[PEER_HEADER] = peer
         length = int(headers.get("content-length") or 0)
         if length < 0 or length > MAX_BODY_BYTES:
             raise ValueError("bad body length")

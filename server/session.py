@@ -52,9 +52,10 @@ from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, reads_data
-from server import show, table_writes, views
+from server import accounts, show, table_writes, views
+from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
-from server.auth import UserStore
+from server.audit import AuditLog
 from server.colocation import PROC_COLUMNS, check_colocation, colocation_rows
 from server.config import MUTABLE_FE_KEYS, Config
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
@@ -67,6 +68,7 @@ from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
 from server.show_partitions import auto_bucket_sizer, show_partitions
 from server.show_tablets import show_tablets
+from server.statement_privileges import check_statement
 from server.variables import VERSION, SessionVariables
 from sql import statements as st
 from sql.limits import ExprLimits
@@ -89,11 +91,12 @@ class SessionContext:
 
     config: Config
     engine: StorageEngine
-    users: UserStore
+    users: AccessControl
     globals: Any
     server: Any = None
     ddl_lock: threading.Lock = field(default_factory=threading.Lock)
     http_base: str = "http://127.0.0.1:8040"  # the HTTP API's address (SHOW TABLETS' URLs), set at start
+    audit: AuditLog | None = None  # log/fe.audit.log, set by the server
 
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
@@ -214,9 +217,32 @@ class Session:
         self._key: str | None = None  # the text of a single-statement query: its plan cache key
         self._profile: QueryProfile | None = None  # set while a profiled query runs
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
+        self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
+        """Run a COM_QUERY text; every text is one line of the audit log."""
+        started = time.perf_counter()
+        try:
+            results = self._execute(sql, multi)
+        except Exception as e:
+            self._audit(sql, started, "ERR", int(getattr(e, "code", 1105) or 1105),
+                        str(getattr(e, "message", None) or e))
+            raise
+        rows = sum(r.table.num_rows for r in results if isinstance(r, ResultSet))
+        is_query = any(isinstance(r, ResultSet) for r in results)
+        self._audit(sql, started, "EOF" if is_query else "OK", 0, "", rows, is_query)
+        return results
+
+    def _audit(self, sql: str, started: float, state: str, code: int, error: str, rows: int = 0,
+               is_query: bool = False) -> None:
+        audit = self.ctx.audit
+        if audit is not None:
+            audit.record(client=f"{self.info.host}", user=self.identity.name, db=self.database, state=state,
+                         error_code=code, error=error, millis=(time.perf_counter() - started) * 1000,
+                         return_rows=rows, query_id=new_query_id(), is_query=is_query, stmt=sql.strip())
+
+    def _execute(self, sql: str, multi: bool) -> list[Result]:
         cached = self._cached_query(sql)
         if cached is not None:
             return [cached]
@@ -245,9 +271,35 @@ class Session:
         return ExprLimits(config.get_int("expr_depth_limit", 3000), config.get_int("expr_children_limit", 10000))
 
     def init_db(self, db: str) -> None:
-        if db.lower() != "information_schema" and self.ctx.engine.catalog.get_database(db) is None:
-            raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+        if db.lower() != "information_schema":
+            if self.ctx.engine.catalog.get_database(db) is None:
+                raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+            if not self.ctx.users.has_any(self.identity, db):
+                raise db_denied(self.identity, db)
         self.database = db
+
+    def _check_select(self, db: str | None, name: str) -> None:
+        database = db or self.database
+        if database:
+            self.ctx.users.require_table(self.identity, "SELECT_PRIV", database, name)
+
+    def _visible_rows(self, data: pa.Table) -> pa.Table:
+        """An information_schema table with only the databases and tables this user may see (as Doris)."""
+        names = {n.upper(): n for n in data.column_names}
+        schema_col = names.get("TABLE_SCHEMA") or names.get("SCHEMA_NAME")
+        if schema_col is None or data.num_rows == 0 or self.ctx.users.is_admin(self.identity):
+            return data
+        table_col = names.get("TABLE_NAME")
+        schemas = data.column(schema_col).to_pylist()
+        tables = data.column(table_col).to_pylist() if table_col else [None] * data.num_rows
+        seen: dict[tuple, bool] = {}
+        keep = [seen.setdefault((d, t), d is not None and self.visible(d, t)) for d, t in zip(schemas, tables,
+                                                                                              strict=True)]
+        return data.filter(pa.array(keep))
+
+    def visible(self, db: str, table: str | None = None) -> bool:
+        """Whether SHOW and information_schema list the database (or table) to this user."""
+        return db.lower() in ("information_schema", "mysql") or self.ctx.users.has_any(self.identity, db, table)
 
     def field_list(self, table: str) -> pa.Schema:
         return self._source(None, table).schema
@@ -269,6 +321,7 @@ class Session:
         handler = self.HANDLERS.get(type(statement))
         if handler is None:
             raise doris_error(f"Unsupported statement: {type(statement).__name__}")
+        check_statement(self, statement)
         return handler(self, statement)
 
     # -- naming -----------------------------------------------------------------------------------------
@@ -317,7 +370,7 @@ class Session:
             if data is None:
                 raise doris_error(f"Table [{name}] does not exist in database [information_schema].",
                                   1146, "42S02")
-            return ArrowTableSource(name, data)
+            return ArrowTableSource(name, self._visible_rows(data))
         if db_name and db_name.lower() == "mysql" and name.lower() == "proc":
             from server.information_schema import _table
 
@@ -333,7 +386,7 @@ class Session:
             "user": lambda: f"{self.info.user}@{self.info.host}",
             "session_user": lambda: f"{self.info.user}@{self.info.host}",
             "system_user": lambda: f"{self.info.user}@{self.info.host}",
-            "current_user": lambda: f"'{self.info.user}'@'%'",
+            "current_user": lambda: self.identity.text,
             "connection_id": lambda: self.info.connection_id,
             "version": lambda: VERSION,
         }
@@ -348,6 +401,7 @@ class Session:
             functions=functions,
             guard=self._guard,
             resolve_view=self._view,
+            check_access=self._check_select,
         )
 
     def run_query(self, expression: exp.Expression, key: str | None = None) -> pa.Table:
@@ -499,6 +553,7 @@ class Session:
         assert s.query is not None
 
         def resolve(db: str | None, name: str) -> OlapRef:
+            self._check_select(db, name)  # Spark reads the tables the query names: the same SELECT_PRIV
             source = self.table(db, name)  # the snapshot is taken now, at statement start
             return OlapRef(str(self.ctx.engine.root), self._db(db), source.name, arrow_schema(source),
                            self.ctx.engine.snapshot(source))
@@ -935,7 +990,8 @@ class Session:
                                            [(s.name, f"CREATE DATABASE `{s.name}`")]))
 
     def _show_databases(self, s: st.ShowDatabases) -> Result:
-        names = ["information_schema"] + sorted(d.name for d in self.ctx.engine.catalog.list_databases())
+        names = ["information_schema"] + sorted(d.name for d in self.ctx.engine.catalog.list_databases()
+                                                if self.visible(d.name))
         table = show.string_table(["Database"], [(n,) for n in show.like_filter(names, s.like)])
         return ResultSet(self._where(table, s.where))
 
@@ -950,7 +1006,7 @@ class Session:
             catalog = self.ctx.engine.catalog
             kinds = {t.name: "BASE TABLE" for t in catalog.list_tables(db)}
             kinds.update({v.name: "VIEW" for v in catalog.list_views(db)})
-            names = sorted(kinds)
+            names = sorted(n for n in kinds if self.visible(db, n))
         names = show.like_filter(names, s.like)
         column = f"Tables_in_{db}"
         if s.full:
@@ -1008,8 +1064,11 @@ class Session:
         names = ["CurrentConnected", "Id", "User", "Host", "LoginTime", "Catalog", "Db", "Command", "Time",
                  "State", "QueryId", "Info"]
         rows = []
+        everyone = self.ctx.users.is_admin(self.identity)
         for c in self.ctx.server.connections() if self.ctx.server is not None else []:
             get = c.get if isinstance(c, dict) else lambda k, c=c: getattr(c, k, None)
+            if not everyone and get("user") != self.identity.name:
+                continue  # a user sees only their own connections, as in Doris
             rows.append(("Yes" if get("id") == self.info.connection_id else "No", get("id"), get("user"),
                          get("host"), get("login_time"), "internal", get("db"), get("command"), get("time"),
                          get("state"), "", get("info")))
@@ -1065,18 +1124,11 @@ class Session:
             self.vars.set(name, self._evaluate(value), scope.lower())
         return OkResult()
 
-    def _set_password(self, s: st.SetPassword) -> Result:
-        user = s.user or self.info.user
-        if user != self.info.user and self.info.user != "root":
-            raise doris_error("Access denied; you need (at least one of) the GRANT privilege(s) for this "
-                              "operation", 1227, "42000")
-        if s.hashed:
-            self.ctx.users.set_password_hash(user, s.password)
-        else:
-            self.ctx.users.set_password(user, s.password)
-        return OkResult()
-
     def _kill(self, s: st.Kill) -> Result:
+        owner = next((c.user for c in self.ctx.server.connections() if c.id == s.connection_id), None) \
+            if self.ctx.server is not None else None
+        if owner is not None and not accounts.may_kill(self, owner):
+            raise doris_error(f"You are not owner of thread or query: {s.connection_id}", 1095, "HY000")
         if self.ctx.server is None or not self.ctx.server.kill(s.connection_id, query_only=s.query_only):
             raise doris_error(f"Unknown thread id: {s.connection_id}", 1094, "HY000")
         return OkResult()
@@ -1135,7 +1187,7 @@ class Session:
         st.ShowConfig: _show_config,
         st.AdminSetConfig: _admin_set_config,
         st.SetVariables: _set,
-        st.SetPassword: _set_password,
+        **accounts.SESSION_HANDLERS,
         st.Kill: _kill,
         st.Transaction: _transaction,
     }

@@ -18,6 +18,7 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from sql import expressions as dx
 from sql import statements as st
+from sql.accounts import is_account_statement, parse_account_statement
 from sql.alter_columns import is_alter_columns, parse_alter_columns
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
@@ -40,6 +41,8 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
     check_text(text, limits)
     if is_alter_columns(text):
         return [parse_alter_columns(text, _read_column)]
+    if is_account_statement(text):
+        return [parse_account_statement(text)]
     if "/*!" in text:
         text = expand_executable_comments(text)
     if "[" in text:

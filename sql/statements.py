@@ -670,3 +670,80 @@ class ShowDelete(Statement):
     """SHOW DELETE [FROM db]."""
 
     db: str | None = None
+
+
+# -- accounts (sql.accounts) ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UserIdent:
+    name: str
+    host: str = "%"
+
+    @property
+    def text(self) -> str:
+        return f"'{self.name}'@'{self.host}'"
+
+
+@dataclass(frozen=True)
+class CreateUser(Statement):
+    user: UserIdent
+    if_not_exists: bool = False
+    password: str | None = None  # plain text (never logged)
+    password_hash: str | None = None  # IDENTIFIED BY PASSWORD '*HEX'
+    default_role: str | None = None
+    policy: tuple[tuple[str, object], ...] = ()
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class AlterUser(Statement):
+    user: UserIdent
+    if_exists: bool = False
+    password: str | None = None
+    password_hash: str | None = None
+    policy: tuple[tuple[str, object], ...] = ()
+    unlock: bool = False
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class DropUser(Statement):
+    user: UserIdent
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateRole(Statement):
+    name: str
+    if_not_exists: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class DropRole(Statement):
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class Grant(Statement):
+    """GRANT / REVOKE of privileges on a level, or of roles (`roles`) to a user."""
+
+    privileges: tuple[str, ...]
+    level: tuple[str, str, str] | None  # (catalog, db, table), '*' for all
+    user: UserIdent | None
+    role: str | None
+    roles: tuple[str, ...] = ()
+    revoke: bool = False
+
+
+@dataclass(frozen=True)
+class ShowGrants(Statement):
+    user: UserIdent | None  # None: the current user (or everyone with `every`)
+    every: bool = False
+
+
+@dataclass(frozen=True)
+class ShowRoles(Statement):
+    pass

@@ -37,12 +37,15 @@ class ServerProcess:
     command: tuple[str, ...] = (sys.executable, "-m", "server")  # how the server is started
     env: dict[str, str] | None = None  # the server's whole environment (default: the tests')
     cwd: Path = ROOT
+    root_password: str | None = ""
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.log = self.storage.parent / f"server-{self.port}.log"
         self.http_port = self.http_port or free_port()
         self.fe_http_port = self.fe_http_port or free_port()
         env = dict(self.env if self.env is not None else os.environ, PYTHONUNBUFFERED="1")
+        if self.root_password is not None:  # root's password on a fresh storage root (None: one is generated)
+            env["DORISLITE_ROOT_PASSWORD"] = self.root_password
         self.proc = subprocess.Popen(
             [*self.command, "serve", "--port", str(self.port), "--storage", str(self.storage),
              "--http-port", str(self.http_port), "--fe-http-port", str(self.fe_http_port), *(["--conf", str(self.conf)] if self.conf else [])],

@@ -471,6 +471,8 @@ class SelectBinder:
             if db is None and name in self.ctes:
                 return self._derived(self.ctes[name], alias)
             view = self.ctx.resolve_view(db, name) if self.ctx.resolve_view is not None else None
+            if self.view_depth == 0 and self.ctx.check_access is not None:  # a view's own tables: its privilege
+                self.ctx.check_access(db, name)
             if view is not None:
                 return self._view(view, alias)
             source = self.ctx.resolve_table(db, name)

@@ -72,6 +72,7 @@ class Connection:
         peer = writer.get_extra_info("peername") or ("", 0)
         self.host, self.port = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else (str(peer), 0)
         self.user = ""
+        self.identity: Any = None  # what the account list's login returned
         self.database: str | None = None
         self.caps = 0
         self.multi_statements = False
@@ -182,15 +183,17 @@ class Connection:
             self.stream.write(auth_switch_request(self.salt))
             await self.stream.flush()
             auth = await self.stream.read()
-        await self._check_password(req.user, auth)
+        self.identity = await self._check_password(req.user, auth)
         self.user, self.attrs = req.user, req.attrs
         self.multi_statements = bool(self.caps & Capabilities.CLIENT_MULTI_STATEMENTS)
         return req
 
-    async def _check_password(self, user: str, auth: bytes) -> None:
-        """A wrong password and an unknown user get the same 1045, then the connection is closed."""
-        if self.server.users.check(user, self.salt, auth):
-            return
+    async def _check_password(self, user: str, auth: bytes) -> Any:
+        """The logged-in identity. A wrong password and an unknown user get the same 1045, then the connection
+        is closed."""
+        identity = await self._in_thread(self.server.users.login_native, user, self.host, self.salt, auth)
+        if identity is not None:
+            return identity
         log.info("connection %d: access denied for %r from %s", self.id, user, self.host)
         using = "YES" if auth else "NO"
         self.stream.write(err_packet(ErrorCode.ACCESS_DENIED, "28000",
@@ -200,7 +203,8 @@ class Connection:
         raise AccessDenied()
 
     async def _open_handler(self, database: str | None) -> None:
-        info = ConnectionInfo(self.id, self.user, self.host, database, self.caps, self.server, dict(self.attrs))
+        info = ConnectionInfo(self.id, self.user, self.host, database, self.caps, self.server, dict(self.attrs),
+                              self.identity)
         self.handler = await self._in_thread(self.server.handler_factory, info)
         if database:
             await self._in_thread(self.handler.init_db, database)
@@ -352,7 +356,7 @@ class Connection:
             self.stream.write(auth_switch_request(self.salt))
             await self.stream.flush()
             auth = await self.stream.read()
-        await self._check_password(req.user, auth)
+        self.identity = await self._check_password(req.user, auth)
         self.user = req.user
         self.statements.clear()
         await self._replace_handler(req.database)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -25,6 +25,7 @@ class ConnectionInfo:
     capabilities: int  # client capability flags, already masked by what the server offers
     server: MysqlServer
     client_attrs: dict[str, str] = field(default_factory=dict)
+    identity: Any = None  # the account the login matched (server.access.Identity)
 
 
 class ConnectionHandler(Protocol):

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from storage.catalog.auth import AUTH_SCHEMA, AuthCatalog
 from storage.catalog.compaction import COMPACTION_SCHEMA, CompactionCatalog
 from storage.catalog.delete_jobs import DELETE_SCHEMA, DeleteCatalog
 from storage.catalog.job_tables import SCHEMA_CHANGE_JOBS, cancel_table_jobs
@@ -96,7 +97,8 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
-""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA + ";" + VIEW_SCHEMA
+""" + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA + ";" + VIEW_SCHEMA \
+    + ";" + AUTH_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
-class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 

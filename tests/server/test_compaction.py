@@ -3,6 +3,7 @@ the table property disable_auto_compaction, -235, and the same query answers bef
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -50,8 +51,10 @@ def manual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv.stop()
 
 
-def http(srv: ServerProcess, path: str, method: str = "GET") -> tuple[int, dict]:
+def http(srv: ServerProcess, path: str, method: str = "GET", auth: str | None = "root:") -> tuple[int, dict]:
     req = urllib.request.Request(f"http://127.0.0.1:{srv.http_port}{path}", method=method)
+    if auth is not None:
+        req.add_header("Authorization", "Basic " + base64.b64encode(auth.encode()).decode())
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             assert resp.headers["Content-Type"] == "application/json"
