@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Hashable
 from dataclasses import replace
 
@@ -84,8 +85,13 @@ class _errors:
             raise analysis_error(f"Unsupported expression types: {_first_line(e)}") from e
         if hasattr(e, "code") and hasattr(e, "message"):
             return False
-        log.error("unexpected error in a query", exc_info=e)  # the whole traceback for the server log
-        raise analysis_error(f"Unexpected error: {type(e).__name__}: {_first_line(e)}") from e
+        incident = uuid.uuid4().hex[:12]
+        log.error("unexpected error in a query (incident %s)", incident, exc_info=e)  # the server log only
+        if isinstance(e, MemoryError):
+            raise analysis_error(f"Memory limit exceeded: the query needs more memory than the server can give "
+                                 f"it (incident {incident})") from e
+        raise analysis_error(f"Internal error while running the query; the server log has it as incident "
+                             f"{incident}") from e
 
 
 def _first_line(e: Exception) -> str:

@@ -90,6 +90,7 @@ class _View:
     roles: dict[str, str]
     # grantee -> [(ctl, db, tbl, privs)], the user's roles resolved at check time
     grants: dict[str, list[Grant]]
+    by_identity: dict[tuple[str, str], UserRecord]
 
 
 class AccessControl:
@@ -140,7 +141,7 @@ class AccessControl:
             by_grantee: dict[str, list[Grant]] = {}
             for g in grants:
                 by_grantee.setdefault(g.grantee, []).append(g)
-            self._view = _View(generation, users, roles, by_grantee)
+            self._view = _View(generation, users, roles, by_grantee, {(u.name, u.host): u for u in users})
             self._privs = {}
             return self._view
 
@@ -151,7 +152,7 @@ class AccessControl:
         return dict(self._current().roles)
 
     def user(self, name: str, host: str) -> UserRecord | None:
-        return next((u for u in self._current().users if u.name == name and u.host == host), None)
+        return self._current().by_identity.get((name, host))
 
     def match(self, name: str, client: str) -> UserRecord | None:
         found = [u for u in self._current().users if u.name == name and host_matches(u.host, client)]
@@ -166,7 +167,7 @@ class AccessControl:
         got = self._privs.get(key)
         if got is not None:
             return got
-        user = next((u for u in view.users if u.name == identity.name and u.host == identity.host), None)
+        user = view.by_identity.get(key)
         out: list[Grant] = []
         if user is not None:
             out += view.grants.get(user_grantee(user.name, user.host), [])
@@ -210,6 +211,11 @@ class AccessControl:
         if limit > 0 and attrs.get("failures"):
             self.catalog.update_user_attrs(user.name, user.host, {"failures": 0})
         return Identity(user.name, user.host, client)
+
+    def max_user_connections(self, identity: Identity) -> int:
+        """Connections one user may hold at once (Doris's user property max_user_connections, 100)."""
+        user = self.user(identity.name, identity.host)
+        return int((user.attrs if user is not None else {}).get("max_user_connections", 100))
 
     def password_expired(self, identity: Identity) -> bool:
         user = self.user(identity.name, identity.host)

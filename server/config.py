@@ -16,6 +16,7 @@ MUTABLE_FE_KEYS = frozenset(
         "max_dynamic_partition_num",
         "dynamic_partition_debug_current_time",
         "max_multi_partition_num",
+        "max_bucket_num_per_partition",
         "autobucket_min_buckets",
         "autobucket_max_buckets",
         "insert_load_default_timeout_second",

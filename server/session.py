@@ -126,7 +126,12 @@ class SessionContext:
             if problem is not None:
                 raise doris_error(problem)
         for key, value in configs:
+            if key == "max_bucket_num_per_partition" and not value.strip().lstrip("-").isdigit():
+                raise doris_error(f"Invalid value for max_bucket_num_per_partition: {value}")
+        for key, value in configs:
             self.config.set_fe(key, value)
+            if key == "max_bucket_num_per_partition":
+                self.engine.catalog.max_buckets_per_partition = int(value)
         if any(key == "dynamic_partition_debug_current_time" for key, _ in configs):
             self.dynamic_partitions.run_pass()  # the new clock's partitions exist when the statement returns
         elif any(key.startswith("dynamic_partition") for key, _ in configs):
@@ -321,6 +326,9 @@ class Session:
         handler = self.HANDLERS.get(type(statement))
         if handler is None:
             raise doris_error(f"Unsupported statement: {type(statement).__name__}")
+        if not isinstance(statement, st.SetPassword | st.AlterUser) and self.ctx.users.password_expired(self.identity):
+            raise doris_error("Your password has expired. To log in you must change it using a client that supports "
+                              "expired passwords.", 1820, "HY000")
         check_statement(self, statement)
         return handler(self, statement)
 

@@ -184,6 +184,14 @@ class Connection:
             await self.stream.flush()
             auth = await self.stream.read()
         self.identity = await self._check_password(req.user, auth)
+        limit_of = getattr(self.server.users, "max_user_connections", None)
+        limit = limit_of(self.identity) if limit_of is not None else None
+        if limit is not None and self.server.user_connections(req.user) >= limit:
+            self.stream.write(err_packet(1203, "42000", f"User {req.user} already has more than "
+                                                        "'max_user_connections' active connections"))
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.stream.flush(), 2)
+            raise AccessDenied()
         self.user, self.attrs = req.user, req.attrs
         self.multi_statements = bool(self.caps & Capabilities.CLIENT_MULTI_STATEMENTS)
         return req
@@ -236,9 +244,7 @@ class Connection:
             await self.stream.flush()
 
     async def _send_error(self, e: BaseException) -> None:
-        code, state, message = error_fields(e)
-        if code == ErrorCode.UNKNOWN_ERROR and not hasattr(e, "code"):
-            log.error("connection %d: statement failed", self.id, exc_info=e)
+        code, state, message = error_fields(e)  # an internal error is logged there, not sent
         self.stream.write(err_packet(code, state, message))
         await self.stream.flush()
 

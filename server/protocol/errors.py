@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import re
+import uuid
 
 from server.protocol.constants import ErrorCode
 
@@ -42,7 +44,9 @@ class PacketsOutOfOrder(ProtocolError):
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-SHORT_MESSAGE = 512
+
+
+log = logging.getLogger("dorislite")
 
 
 def error_fields(exc: BaseException) -> tuple[int, str, str]:
@@ -50,7 +54,8 @@ def error_fields(exc: BaseException) -> tuple[int, str, str]:
     code, state, message = getattr(exc, "code", None), getattr(exc, "sqlstate", None), getattr(exc, "message", None)
     if isinstance(code, int) and isinstance(state, str) and isinstance(message, str):
         return code, state, _ANSI.sub("", message)
-    text = _ANSI.sub("", str(exc)).strip().splitlines()
-    detail = text[0] if text else ""
-    message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-    return ErrorCode.UNKNOWN_ERROR, "HY000", message[:SHORT_MESSAGE]
+    # anything else is internal: its text (a Python exception, a server path) stays in the server log
+    incident = uuid.uuid4().hex[:12]
+    log.error("statement failed (incident %s)", incident, exc_info=exc)
+    return (ErrorCode.UNKNOWN_ERROR, "HY000",
+            f"errCode = 2, detailMessage = Internal error; the server log has it as incident {incident}")

@@ -48,6 +48,7 @@ class MysqlServer:
         self.host = host
         self._requested_port = port
         self.max_connections = max_connections
+        self.max_unauthenticated = max(1, min(max_connections, 64))
         self.handshake_timeout = handshake_timeout
         self.max_allowed_packet = max_allowed_packet
         self.net_read_timeout = net_read_timeout  # a started packet must be complete within this
@@ -110,7 +111,9 @@ class MysqlServer:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = Connection(self, reader, writer, next(self._ids))
         with self._lock:
-            full = len(self._connections) >= self.max_connections
+            # connections still logging in have their own small cap: they cannot lock users out
+            pending = sum(1 for c in self._connections.values() if not c.user)
+            full = len(self._connections) >= self.max_connections or pending >= self.max_unauthenticated
             if not full:
                 self._connections[conn.id] = conn
         if full:
@@ -125,6 +128,10 @@ class MysqlServer:
     def unregister(self, conn: Connection) -> None:
         with self._lock:
             self._connections.pop(conn.id, None)
+
+    def user_connections(self, user: str) -> int:
+        with self._lock:
+            return sum(1 for c in self._connections.values() if c.user == user)
 
     @property
     def connection_count(self) -> int:

@@ -221,6 +221,15 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
 # ---------------------------------------------------------------- the store
 
 
+DEFAULT_MAX_BUCKETS = 768
+
+
+def check_bucket_limit(buckets: int, limit: int) -> None:
+    if limit > 0 and buckets > limit:
+        raise doris_error(f"Number of buckets ({buckets}) exceeds the maximum allowed value ({limit}); the FE config "
+                          "max_bucket_num_per_partition sets it")
+
+
 class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
@@ -243,6 +252,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
         self._rowset_cache: dict[int, list[Rowset]] = {}
         self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
+        # FE config max_bucket_num_per_partition (0: no limit), set by the server: checked before any tablet is made
+        self.max_buckets_per_partition = DEFAULT_MAX_BUCKETS
         with self._write() as c:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
@@ -412,6 +423,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         """A new empty partition (version 1) with one tablet per bucket per index; `temp`: a temporary one."""
         partition_id = self._allocate(c)
         buckets = item.buckets or distribution.buckets
+        check_bucket_limit(buckets, self.max_buckets_per_partition)
         c.execute(
             "INSERT INTO partitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (partition_id, table_id, position, _item_json(item), buckets, PARTITION_INIT_VERSION, time.time(),
@@ -780,6 +792,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                       (_columns_json(index.columns), index.short_key_column_count, index.index_id))
 
     def set_distribution(self, table_id: int, distribution: DistributionInfo) -> None:
+        check_bucket_limit(distribution.buckets, self.max_buckets_per_partition)
         with self._write() as c:
             c.execute("UPDATE tables SET distribution = ?, update_time = ? WHERE table_id = ?",
                       (_dumps(asdict(distribution)), time.time(), table_id))

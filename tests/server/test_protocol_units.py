@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import struct
 from decimal import Decimal
-from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -21,53 +19,22 @@ SALT = b"abcdefghij0123456789"
 
 # -- users ----------------------------------------------------------------------------------------------
 
-def test_default_users_have_empty_passwords() -> None:
-    users = UserStore()
-    assert users.users() == ["admin", "root"]
-    assert users.check("root", SALT, b"")
-    assert not users.check("root", SALT, scramble_native_password("x", SALT))
-    assert not users.check("nobody", SALT, b"")
-
-
 def test_passwords_are_checked_by_scramble() -> None:
     users = UserStore(initial_passwords={"root": "pw", "bob": "b"})
-    assert users.check("root", SALT, scramble_native_password("pw", SALT))
-    assert not users.check("root", SALT, scramble_native_password("pw", b"another salt 1234567"))
-    assert not users.check("root", SALT, b"")
-    assert not users.check("root", SALT, b"short")
-    assert users.check("bob", SALT, scramble_native_password("b", SALT))
+    assert users.login_native("root", "h", SALT, scramble_native_password("pw", SALT)) == "root"
+    assert users.login_native("root", "h", SALT, scramble_native_password("pw", b"another salt 1234567")) is None
+    assert users.login_native("root", "h", SALT, b"") is None
+    assert users.login_native("root", "h", SALT, b"short") is None
+    assert users.login_native("bob", "h", SALT, scramble_native_password("b", SALT)) == "bob"
+    assert users.login_native("nobody", "h", SALT, b"") is None
     users.set_password("root", "")
-    assert users.check("root", SALT, b"")
-    with pytest.raises(KeyError):
-        users.set_password("ghost", "x")
-    with pytest.raises(ValueError):
-        users.add_user("bob")
+    assert users.login_native("root", "h", SALT, b"") == "root"
 
 
 def test_native_password_hash_matches_mysql() -> None:
     # SELECT PASSWORD('password') on MySQL 5.7
     assert native_password_hash("password") == "*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19"
     assert native_password_hash("") == ""
-
-
-def test_user_store_persists_atomically(tmp_path: Path) -> None:
-    path = tmp_path / "auth" / "users.json"
-    users = UserStore(path, initial_passwords={"root": "first"})
-    users.add_user("carol", "c")
-    users.set_password("root", "second")
-    assert sorted(p.name for p in path.parent.iterdir()) == ["users.json"]  # no temp files left
-    data = json.loads(path.read_text())
-    assert data["users"]["root"] == native_password_hash("second")
-    again = UserStore(path, initial_passwords={"root": "ignored once the file exists"})
-    assert again.check("root", SALT, scramble_native_password("second", SALT))
-    assert again.check("carol", SALT, scramble_native_password("c", SALT))
-    assert again.has_password_file() and not users.has_password_file()
-    again.set_password_hash("carol", native_password_hash("c2").lower())
-    assert again.check("carol", SALT, scramble_native_password("c2", SALT))
-    with pytest.raises(ValueError):
-        again.set_password_hash("carol", "not-a-hash")
-    again.drop_user("carol")
-    assert not UserStore(path).has_user("carol")
 
 
 # -- placeholders and literals --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Users: root with an empty password by default; SET PASSWORD is enforced and survives a restart."""
+"""Users: root's password (empty here: the tests' servers set it so on first start); SET PASSWORD is enforced
+and survives a restart; the built-in admin account is closed until root gives it a password."""
 
 from __future__ import annotations
 
@@ -28,7 +29,11 @@ def test_set_password_is_enforced_and_durable(fresh_server) -> None:
         assert cur.fetchone() == (1,)
 
 
-def test_admin_user_exists_with_empty_password(server) -> None:
-    with server.connect(user="admin") as conn, conn.cursor() as cur:
+def test_admin_is_closed_until_given_a_password(fresh_server) -> None:
+    with pytest.raises(pymysql.err.OperationalError):
+        fresh_server.connect(user="admin")
+    with fresh_server.connect() as conn, conn.cursor() as cur:
+        cur.execute("SET PASSWORD FOR 'admin' = PASSWORD('adm')")
+    with fresh_server.connect(user="admin", password="adm") as conn, conn.cursor() as cur:
         cur.execute("SELECT USER()")
         assert cur.fetchone()[0].startswith("admin@")
