@@ -16,6 +16,7 @@ from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
+from server.tls import self_signed, server_context
 from server.variables import GlobalVariables
 from sql.types import parse_type
 from storage.engine import StorageEngine
@@ -57,6 +58,12 @@ class DorisLite:
             max_allowed_packet=config.get_int("max_allowed_packet", 16 * 1024 * 1024),
         )
         self.context.server = self.server
+        if config.get_bool("enable_ssl", False):
+            cert, key = config.get("mysql_ssl_default_server_certificate", ""), config.get(
+                "mysql_ssl_default_server_key", "")
+            paths = (Path(cert), Path(key)) if cert and key else self_signed(self.root / "tls", self.host)
+            self.server.ssl_context = server_context(*paths)
+            self.server.require_secure_transport = config.get_bool("require_secure_transport", False)
         self.http = HttpApiServer(CompactionApi(self.context.compaction, self.users), self.host,
                                   config.get_int("webserver_port", 8040))
         self.fe_http = HttpApiServer(FrontendApi(self.context), self.host, config.get_int("http_port", 8030),

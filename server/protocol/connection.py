@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -73,6 +74,7 @@ class Connection:
         self.host, self.port = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) else (str(peer), 0)
         self.user = ""
         self.identity: Any = None  # what the account list's login returned
+        self.secure = False  # upgraded to TLS
         self.database: str | None = None
         self.caps = 0
         self.multi_statements = False
@@ -171,12 +173,23 @@ class Connection:
 
     async def _authenticate(self) -> Any:
         self.salt = new_salt()
-        self.stream.write(greeting(self.id, self.salt))
+        tls = self.server.ssl_context
+        self.stream.write(greeting(self.id, self.salt, ssl=tls is not None))
         await self.stream.flush()
         req = parse_login(await self.stream.read())
         if req.ssl_request:
-            raise MalformedPacket("SSL is not supported")
-        self.caps = req.capabilities & int(SERVER_CAPABILITIES)
+            if tls is None:
+                raise MalformedPacket("SSL is not enabled on this server")
+            await _start_tls(self.stream.reader, self.stream.writer, tls)  # the same reader and writer carry TLS
+            self.secure = True
+            req = parse_login(await self.stream.read())
+        elif self.server.require_secure_transport:
+            self.stream.write(err_packet(3159, "HY000", "Connections using insecure transport are prohibited "
+                                                        "while --require_secure_transport=ON."))
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.stream.flush(), 2)
+            raise AccessDenied()
+        self.caps = req.capabilities & (int(SERVER_CAPABILITIES) | int(Capabilities.CLIENT_SSL))
         auth = req.auth_response
         if self.caps & Capabilities.CLIENT_PLUGIN_AUTH and req.plugin and req.plugin != NATIVE_PASSWORD:
             # e.g. caching_sha2_password from MySQL 8 clients: ask for mysql_native_password instead
@@ -458,3 +471,23 @@ _COMMANDS: dict[int, Callable[[Connection, bytes], Any]] = {
     Commands.COM_STMT_RESET: Connection.com_stmt_reset,
     Commands.COM_STMT_FETCH: Connection.com_stmt_fetch,
 }
+
+
+async def _start_tls(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, context: ssl.SSLContext) -> None:
+    """StreamWriter.start_tls, minding the bytes the reader already took off the socket: a client sends its TLS
+    ClientHello right behind the SSL request, often in the same segment, and those bytes must reach TLS."""
+    early = bytes(reader._buffer)  # noqa: SLF001 - no public way to take back what the reader buffered
+    reader._buffer.clear()  # noqa: SLF001
+    transport = writer.transport
+    upgrade = asyncio.ensure_future(writer.start_tls(context))
+    if early:
+        await asyncio.sleep(0)  # start_tls installs its TLS protocol on the transport first
+        protocol = transport.get_protocol()
+        view = memoryview(early)
+        while view:
+            buffer = protocol.get_buffer(len(view))  # type: ignore[attr-defined]
+            n = min(len(buffer), len(view))
+            buffer[:n] = view[:n]
+            protocol.buffer_updated(n)  # type: ignore[attr-defined]
+            view = view[n:]
+    await upgrade

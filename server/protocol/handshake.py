@@ -24,8 +24,9 @@ def new_salt() -> bytes:
     return bytes(secrets.choice(_SALT_ALPHABET) for _ in range(20))
 
 
-def greeting(connection_id: int, salt: bytes) -> bytes:
-    caps = int(SERVER_CAPABILITIES)
+def greeting(connection_id: int, salt: bytes, ssl: bool = False) -> bytes:
+    """The initial handshake; `ssl` offers CLIENT_SSL (the client may then upgrade to TLS)."""
+    caps = int(SERVER_CAPABILITIES) | (int(Capabilities.CLIENT_SSL) if ssl else 0)
     return b"".join((
         b"\x0a", SERVER_VERSION.encode() + b"\x00",
         struct.pack("<I", connection_id & 0xFFFFFFFF),

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -49,6 +50,8 @@ class MysqlServer:
         self._requested_port = port
         self.max_connections = max_connections
         self.max_unauthenticated = max(1, min(max_connections, 64))
+        self.ssl_context: ssl.SSLContext | None = None  # set: clients may upgrade to TLS (server/tls.py)
+        self.require_secure_transport = False
         self.handshake_timeout = handshake_timeout
         self.max_allowed_packet = max_allowed_packet
         self.net_read_timeout = net_read_timeout  # a started packet must be complete within this
