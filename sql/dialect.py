@@ -554,9 +554,10 @@ class DorisLiteParser(DorisParser):
         [alias] [USING relations] [WHERE ...]` (the alias may come before or after the partitions)."""
         self._match(TokenType.FROM) or self.raise_error("Expected FROM after DELETE")
         table = self._parse_table_parts(schema=True)
+        named = table.args.get("partition")  # `t TEMPORARY PARTITION p` read with the table
         alias = self._parse_delete_alias()
-        temporary = self._match_text_seq("TEMPORARY")
-        names = self._parse_partition_names()
+        temporary = self._match_text_seq("TEMPORARY") or bool(named is not None and named.args.get("temporary"))
+        names = self._parse_partition_names() or (list(named.expressions) if named is not None else [])
         if temporary and not names:
             self.raise_error("Expected PARTITION after TEMPORARY")
         if names:

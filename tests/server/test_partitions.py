@@ -173,8 +173,8 @@ def test_add_multi_column_list_and_range(cur) -> None:
      "Distribution column(nope) doesn't exist"),
     ('ALTER TABLE t ADD PARTITION p1 VALUES LESS THAN ("2021-01-01") ("in_memory" = "true")', 1105,
      "Not support set 'in_memory'='true' now!"),
-    ('ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES LESS THAN ("2021-01-01")', 1105,
-     "Unsupported statement: ALTER TABLE ADD TEMPORARY PARTITION"),
+    ('ALTER TABLE t ADD TEMPORARY PARTITION tp VALUES LESS THAN ("2021-01-01") DISTRIBUTED BY HASH(id) BUCKETS 0',
+     1105, "Cannot assign hash distribution buckets less than 1"),
 ])
 def test_add_partition_errors(cur, sql: str, code: int, message: str) -> None:
     cur.execute(RANGE_DDL.format(name="t"))
