@@ -62,8 +62,12 @@ def bind_partitions(
     types = tuple(t for _, t in part_cols)
     info = PartitionInfo(desc.type, tuple(c.name for c, _ in part_cols))
     items: list[PartitionItem] = []  # in creation order, each checked against the ones before it
+    index = partition_items.RangeIndex([str(t) for t in types]) if desc.type == "RANGE" else None
     for item in desc.items:
-        items += bind_partition_item(desc.type, types, items, item, properties)
+        bound = bind_partition_item(desc.type, types, items, item, properties, index)
+        items += bound
+        for b in bound if index is not None else ():
+            index.add(b)  # type: ignore[union-attr]
     if desc.type == "RANGE":
         return info, tuple(partition_items.sort_items(items, "RANGE", [str(t) for t in types]))
     return info, tuple(items)
@@ -80,6 +84,7 @@ def bind_partition_item(
     existing: Sequence[PartitionItem],
     item: st.PartitionItemDesc,
     properties: dict[str, str],
+    index: partition_items.RangeIndex | None = None,
 ) -> list[PartitionItem]:
     """One partition clause of a `kind` (RANGE / LIST) table, checked against `existing` partitions: its
     name, values, the LESS THAN lower bound, overlaps and LIST conflicts; a batch clause gives several."""
@@ -88,8 +93,12 @@ def bind_partition_item(
     type_texts = [str(t) for t in types]
     if isinstance(item, st.RangeBatch):
         out: list[PartitionItem] = []
+        batch = partition_items.RangeIndex(type_texts)
+        for done in existing:
+            batch.add(done)
         for generated in _expand_batch(item, types, properties):
-            _check(partition_items.check_range, generated, [*existing, *out], type_texts)
+            _check(partition_items.check_range, generated, batch, type_texts)
+            batch.add(generated)
             out.append(generated)
         return out
     check_partition_name(item.name)
@@ -107,14 +116,18 @@ def bind_partition_item(
         )
         if all(x == v.TYPE_MIN[t.name] for x, t in zip(upper, types, strict=True)):
             raise analysis_error(f"Partition's upper value should not be MIN VALUE: {_values_text(item.upper or ())}")
-        key: Callable[[v_Bound], tuple] = lambda b: v.sort_key(b, types)  # noqa: E731
-        below = [r.upper for r in existing if r.upper is not None and key(r.upper) < key(upper)]
-        lower = max(below, key=key) if below else tuple(v.TYPE_MIN[t.name] for t in types)
+        if index is not None:
+            found = index.max_upper_below(partition_items.key_order(upper, type_texts))
+            lower = found if found is not None else tuple(v.TYPE_MIN[t.name] for t in types)
+        else:
+            key: Callable[[v_Bound], tuple] = lambda b: v.sort_key(b, types)  # noqa: E731
+            below = [r.upper for r in existing if r.upper is not None and key(r.upper) < key(upper)]
+            lower = max(below, key=key) if below else tuple(v.TYPE_MIN[t.name] for t in types)
     else:
         lower = _bound(item.lower, types, _values_text(item.lower))
         upper = _bound(item.upper, types, _values_text(item.upper))
     bound = PartitionItem(item.name, lower=lower, upper=upper, properties=props)
-    _check(partition_items.check_range, bound, existing, type_texts)
+    _check(partition_items.check_range, bound, index if index is not None else existing, type_texts)
     return [bound]
 
 
