@@ -1129,7 +1129,11 @@ class Session:
     # -- SET, users, connections ------------------------------------------------------------------------
     def _set(self, s: st.SetVariables) -> Result:
         for scope, name, value in s.assignments:
-            self.vars.set(name, self._evaluate(value), scope.lower())
+            evaluated = self._evaluate(value)
+            self.vars.set(name, evaluated, scope.lower())
+            if scope.upper() == "GLOBAL" and name.lower() == "max_allowed_packet" and self.ctx.server is not None:
+                # connections opened from now on read statements up to the new size (as MySQL)
+                self.ctx.server.max_allowed_packet = int(self.vars.get("max_allowed_packet", "global"))
         return OkResult()
 
     def _kill(self, s: st.Kill) -> Result:
