@@ -51,6 +51,24 @@ def not_normal_state(table_name: str) -> Exception:
     return doris_error(f"Table[{table_name}]'s state(ROLLUP) is not NORMAL. Do not allow doing ALTER ops")
 
 
+def insert_backfill(c: sqlite3.Connection, job_id: int, partition_id: int, version: int, rowsets: Sequence[Rowset],
+                    index_ids: Sequence[int]) -> None:
+    """An ALTER job's back-fill of one partition, in the caller's transaction: rowsets [0, version] in tablets of
+    the job's own indexes (`index_ids`) only, and the partition's size grown by them."""
+    marks = ",".join("?" * len(index_ids))
+    tablets = {r[0] for r in c.execute(f"SELECT tablet_id FROM tablets WHERE partition_id = ? AND index_id IN "
+                                       f"({marks})", (partition_id, *index_ids))}
+    now = time.time()
+    for rs in rowsets:
+        if rs.tablet_id not in tablets:
+            raise JobStateChanged(f"tablet {rs.tablet_id} is not a tablet the job builds")
+        c.execute("INSERT INTO rowsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  (rs.rowset_id, rs.tablet_id, 0, version, rs.num_rows, rs.num_segments, rs.data_size, -job_id,
+                   rs.kind, None, int(rs.overlapping), now))
+    c.execute("UPDATE partitions SET data_size = data_size + ? WHERE partition_id = ?",
+              (sum(rs.data_size for rs in rowsets), partition_id))
+
+
 class RollupCatalog:
     """Rollup jobs and rollup indexes (mixed into Catalog)."""
 
@@ -164,17 +182,7 @@ class RollupCatalog:
             partition = next((p for p in table.partitions if p.partition_id == partition_id), None)
             if partition is None:
                 raise JobStateChanged(f"partition {partition_id} no longer exists")
-            tablets = {r[0] for r in c.execute("SELECT tablet_id FROM tablets WHERE partition_id = ? AND "
-                                               "index_id = ?", (partition_id, job.rollup_index_id))}
-            now = time.time()
-            for rs in rowsets:
-                if rs.tablet_id not in tablets:
-                    raise JobStateChanged(f"tablet {rs.tablet_id} is not a rollup tablet of the job")
-                c.execute("INSERT INTO rowsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (rs.rowset_id, rs.tablet_id, 0, version, rs.num_rows, rs.num_segments, rs.data_size,
-                           -job.job_id, rs.kind, None, int(rs.overlapping), now))
-            c.execute("UPDATE partitions SET data_size = data_size + ? WHERE partition_id = ?",
-                      (sum(rs.data_size for rs in rowsets), partition_id))
+            insert_backfill(c, job.job_id, partition_id, version, rowsets, [job.rollup_index_id])
             job = replace(job, backfilled=(*job.backfilled, (partition_id, version)))
             ROLLUP_JOBS.save(c, job)
             return job

@@ -46,7 +46,7 @@ from storage.catalog.model import (
     Rowset,
     SchemaChangeJob,
 )
-from storage.catalog.rollup_jobs import JobStateChanged, not_normal_state
+from storage.catalog.rollup_jobs import JobStateChanged, insert_backfill, not_normal_state
 from storage.errors import doris_error
 
 if TYPE_CHECKING:
@@ -229,19 +229,7 @@ class SchemaChangeCatalog:
             job = self._sc_job_in(c, job_id, JOB_RUNNING)
             if c.execute("SELECT 1 FROM partitions WHERE partition_id = ?", (partition_id,)).fetchone() is None:
                 raise JobStateChanged(f"partition {partition_id} no longer exists")
-            shadows = [s for _, s in job.shadows]
-            tablets = {r[0] for r in c.execute(
-                f"SELECT tablet_id FROM tablets WHERE partition_id = ? AND index_id IN ({','.join('?' * len(shadows))})",
-                (partition_id, *shadows))}
-            now = time.time()
-            for rs in rowsets:
-                if rs.tablet_id not in tablets:
-                    raise JobStateChanged(f"tablet {rs.tablet_id} is not a shadow tablet of the job")
-                c.execute("INSERT INTO rowsets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                          (rs.rowset_id, rs.tablet_id, 0, version, rs.num_rows, rs.num_segments, rs.data_size,
-                           -job.job_id, rs.kind, None, int(rs.overlapping), now))
-            c.execute("UPDATE partitions SET data_size = data_size + ? WHERE partition_id = ?",
-                      (sum(rs.data_size for rs in rowsets), partition_id))
+            insert_backfill(c, job.job_id, partition_id, version, rowsets, [s for _, s in job.shadows])
             job = replace(job, backfilled=(*job.backfilled, (partition_id, version)))
             SCHEMA_CHANGE_JOBS.save(c, job)
             return job

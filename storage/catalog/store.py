@@ -587,18 +587,15 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             table = self._load_table(c, table_id)
             if table is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            old = []
-            for name in dict.fromkeys(n.lower() for n in names):
-                p = table.partition(name)
-                if p is None:
-                    raise doris_error(f"Partition[{name}] does not exist")
-                old.append(p)
-            new = []
-            for name in dict.fromkeys(n.lower() for n in temp_names):
-                p = table.temp_partition(name)
-                if p is None:
-                    raise doris_error(f"Temp partition[{name}] does not exist")
-                new.append(p)
+            def named(names: Sequence[str], find: Callable[[str], Partition | None], what: str) -> list[Partition]:
+                found = [(n, find(n)) for n in dict.fromkeys(n.lower() for n in names)]
+                missing = next((n for n, p in found if p is None), None)
+                if missing is not None:
+                    raise doris_error(f"{what}[{missing}] does not exist")
+                return [p for _, p in found if p is not None]
+
+            old = named(names, table.partition, "Partition")
+            new = named(temp_names, table.temp_partition, "Temp partition")
             kind, types = table.partition_info.type, self._partition_types(table)
             if strict_range or kind == "LIST":
                 check_items_match(kind, types, [p.item for p in old], [p.item for p in new])
