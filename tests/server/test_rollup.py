@@ -9,8 +9,6 @@ Spark reads tables): these tests do not depend on SELECT choosing a rollup.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from decimal import Decimal
@@ -281,27 +279,7 @@ def test_unique_rollup_needs_every_key(cur) -> None:
 
 
 class ConfServer(ServerProcess):
-    """A server started with its own conf folder (the ALTER job scheduler turned off)."""
-
-    conf: Path | None = None
-
-    def start(self, timeout: float = 60.0) -> ConfServer:
-        self.log = self.storage.parent / f"server-{self.port}.log"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--conf", str(self.conf), "--port", str(self.port),
-             "--storage", str(self.storage)],
-            cwd=ROOT, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                with pymysql.connect(host="127.0.0.1", port=self.port, user="root", password=""):
-                    return self
-            except pymysql.MySQLError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(self.log.read_text()[-3000:]) from None
-                time.sleep(0.2)
-        raise RuntimeError("server did not start")
+    """A server started with its own conf folder (the ALTER job scheduler turned off): ServerProcess's `conf`."""
 
 
 def _conf(folder: Path, scheduler: bool) -> Path:
