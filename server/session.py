@@ -471,13 +471,14 @@ class Session:
 
     def _show_query_profile(self, s: st.ShowQueryProfile) -> Result:
         path = s.path.strip()
+        everyone = self.ctx.users.is_admin(self.identity)  # a user sees the profiles of their own queries
         if path in ("", "/"):
-            rows = [p.list_row() for p in self.ctx.profiles.recent()]
+            rows = [p.list_row() for p in self.ctx.profiles.recent() if everyone or p.user == self.identity.name]
             return ResultSet(pa.table({name: pa.array([r[i] for r in rows], pa.string())
                                        for i, name in enumerate(LIST_COLUMNS)}))
         query_id = path.strip("/").split("/")[0]
         profile = self.ctx.profiles.get(query_id)
-        if profile is None:
+        if profile is None or not (everyone or profile.user == self.identity.name):
             raise doris_error(f"query id {query_id} does not exist")
         return ResultSet(pa.table({"Profile": pa.array(profile.text(), pa.string())}))
 
@@ -1039,7 +1040,7 @@ class Session:
         catalog = self.ctx.engine.catalog
         if catalog.get_database(db) is None:
             return ResultSet(show.show_table_status([]))
-        by_name = {t.name: t for t in catalog.list_tables(db)}
+        by_name = {t.name: t for t in catalog.list_tables(db) if self.visible(db, t.name)}
         tables = [by_name[n] for n in show.like_filter(sorted(by_name), s.like)]
         return ResultSet(self._where(show.show_table_status(tables), s.where))
 
@@ -1086,7 +1087,8 @@ class Session:
         db = self._db(s.db)
         if self.ctx.engine.catalog.get_database(db) is None:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
-        table = show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, self.ctx.dynamic_partitions.show_rows(db))
+        rows = [r for r in self.ctx.dynamic_partitions.show_rows(db) if self.visible(db, r[0])]
+        table = show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, rows)
         return ResultSet(self._where(table, s.where))
 
     def _show_partitions(self, s: st.ShowPartitions) -> Result:

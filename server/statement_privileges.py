@@ -71,7 +71,15 @@ def _insert(session: Session, s: st.Insert) -> None:
     _table("LOAD_PRIV")(session, s)
 
 
+def _load_in_database(session: Session, s: Any) -> None:
+    """CANCEL LOAD: LOAD_PRIV on the database (Doris checks the load's database)."""
+    db = session._db(getattr(s, "db", None))
+    if not session.ctx.users.has(session.identity, "LOAD_PRIV", db):
+        raise session.ctx.users.denied_db(session.identity, db)
+
+
 CHECKS: dict[type, Check] = {
+    st.CancelLoad: _load_in_database,
     st.CreateDatabase: _database("CREATE_PRIV"),
     st.DropDatabase: _database("DROP_PRIV"),
     st.CreateTable: _table("CREATE_PRIV", "name"),

@@ -117,6 +117,13 @@ def test_loader_host_pattern_and_loads(server, db, world) -> None:
         assert err(cur, "INSERT INTO t SELECT k, k FROM t2")[0] == 1142  # the query's tables need SELECT
         assert err(cur, "DELETE FROM t2 WHERE k = 7")[0] == 1142
         assert rows(cur, "SHOW GRANTS")[0][0] == f"'{lo}'@'127.0.0.%'"
+    with server.connect(db) as conn, conn.cursor() as cur:
+        cur.execute(f"GRANT SELECT_PRIV ON {db}.t2 TO '{lo}'@'127.0.0.%'")
+    with server.connect(db, user=lo, password="l-pw") as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO t SELECT k, k FROM t2")  # a load that reads a table: on Spark
+        assert sorted(r[0] for r in rows(cur, "SHOW TABLE STATUS")) == ["t", "t2"]
+    with server.connect(db) as conn, conn.cursor() as cur:
+        assert rows(cur, "SELECT count(*) FROM t") == [(4,)]
 
 
 def test_admin_role_and_kill(server, db, world) -> None:
