@@ -34,6 +34,7 @@ class DorisLite:
         self.engine.convert = convert_column  # a schema change's rows converted to their new types
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.engine.catalog.max_buckets_per_partition = config.get_int("max_bucket_num_per_partition", 768)
+        self.engine.catalog.max_running_txn_num_per_db = config.get_int("max_running_txn_num_per_db", 1000)
         self.users = AccessControl(self.engine.catalog)
         generated = self.users.bootstrap(_initial_root_password(config), self.root / "users.json")
         if generated is not None:  # the one time it is shown: a fresh server has no open account

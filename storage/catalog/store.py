@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS transactions (
     txn_id INTEGER PRIMARY KEY, db_id INTEGER NOT NULL, table_id INTEGER NOT NULL, label TEXT NOT NULL,
     status TEXT NOT NULL, created_at REAL NOT NULL, finished_at REAL, reason TEXT);
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
+CREATE INDEX IF NOT EXISTS transactions_by_status ON transactions (db_id, status);
 """ + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA + ";" + VIEW_SCHEMA \
     + ";" + AUTH_SCHEMA
 
@@ -254,6 +255,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
         # FE config max_bucket_num_per_partition (0: no limit), set by the server: checked before any tablet is made
         self.max_buckets_per_partition = DEFAULT_MAX_BUCKETS
+        self.max_running_txn_num_per_db = 1000  # FE config: loads in flight per database (0: no limit)
         with self._write() as c:
             for stmt in _SCHEMA.split(";"):
                 if stmt.strip():
@@ -967,6 +969,12 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                              (db_id, label, TXN_ABORTED)).fetchone()
             if used:
                 raise doris_error(f"Label [{label}] has already been used.")
+            limit = self.max_running_txn_num_per_db
+            if limit > 0:
+                running = c.execute("SELECT count(*) FROM transactions WHERE db_id = ? AND status = ?",
+                                    (db_id, TXN_PREPARE)).fetchone()[0]
+                if running >= limit:
+                    raise doris_error(f"current running txns on db {db_id} is {running}, larger than limit {limit}")
             txn_id = self._allocate(c, counter="txn")
             c.execute("INSERT INTO transactions VALUES (?, ?, ?, ?, ?, ?, NULL, NULL)",
                       (txn_id, db_id, table_id, label, TXN_PREPARE, time.time()))
