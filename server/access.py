@@ -120,11 +120,11 @@ class AccessControl:
         else:
             if root_password is None:
                 generated = root_password = secrets.token_urlsafe(12)
-            self.catalog.put_user(UserRecord(ROOT, "%", native_password_hash(root_password), ("operator",),
+            self.catalog.put_user(UserRecord(ROOT, "%", native_password_hash(root_password), ("operator",), "ROOT",
                                              attrs={"password_changed": time.time()}), create=True)
             # no password anyone knows: closed until root gives it one (SET PASSWORD FOR 'admin' = ...)
             self.catalog.put_user(UserRecord(ADMIN, "%", native_password_hash(secrets.token_hex(32)), ("admin",),
-                                             attrs={"password_changed": time.time()}), create=True)
+                                             "ADMIN", attrs={"password_changed": time.time()}), create=True)
         for name in BUILTIN_ROLES:
             self.catalog.create_role(name)
         self._view = None

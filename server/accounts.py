@@ -172,22 +172,24 @@ def grants_row(session: Session, user: UserRecord) -> list[str | None]:
     for role in user.roles:
         grants += access.grants_of(role_grantee(role))
         if role in BUILTIN_ROLES:
-            levels["global"].setdefault("*.*.*", set()).update(BUILTIN_ROLES[role])
+            levels["global"].setdefault("", set()).update(BUILTIN_ROLES[role])
     for g in grants:
         if g.ctl == "*":
-            key, kind = "*.*.*", "global"
+            key, kind = "", "global"
         elif g.db == "*":
-            key, kind = f"{g.ctl}.*.*", "catalog"
+            key, kind = g.ctl, "catalog"
         elif g.tbl == "*":
-            key, kind = f"{g.ctl}.{g.db}.*", "db"
+            key, kind = f"{g.ctl}.{g.db}", "db"
         else:
             key, kind = f"{g.ctl}.{g.db}.{g.tbl}", "table"
         levels[kind].setdefault(key, set()).update(g.privs)
 
     def text(kind: str) -> str | None:
+        """Doris's spelling: `Node_priv,Admin_priv` globally, `internal.db: Select_priv; ...` below."""
         if not levels[kind]:
             return None
-        return "; ".join(f"{key}: {_privs_text(frozenset(p))}" for key, p in sorted(levels[kind].items()))
+        return "; ".join(f"{key}: {_privs_text(frozenset(p))}" if key else _privs_text(frozenset(p))
+                         for key, p in sorted(levels[kind].items()))
 
     return [user.identity, user.comment, "Yes" if user.password else "No", ",".join(user.roles) or None,
             text("global"), text("catalog"), text("db"), text("table"), None, None, None]
