@@ -16,6 +16,7 @@ from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
+from server.stream_load import StreamLoadApi
 from server.tls import self_signed, server_context
 from server.variables import GlobalVariables
 from sql.types import parse_type
@@ -66,7 +67,7 @@ class DorisLite:
             self.server.ssl_context = server_context(*paths)
             self.server.require_secure_transport = config.get_bool("require_secure_transport", False)
         self.http = HttpApiServer(CompactionApi(self.context.compaction, self.users), self.host,
-                                  config.get_int("webserver_port", 8040))
+                                  config.get_int("webserver_port", 8040), stream_api=StreamLoadApi(self.context))
         self.fe_http = HttpApiServer(FrontendApi(self.context), self.host, config.get_int("http_port", 8030),
                                      name="http_port")
 

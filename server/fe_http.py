@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from server.access import Identity, basic_auth
 from server.colocation import PROC_COLUMNS, colocation_rows
+from server.stream_load import stream_load_target
 
 if TYPE_CHECKING:
     from server.session import SessionContext
@@ -84,8 +85,11 @@ class FrontendApi:
             "/api/health": (("GET",), False, self.health),
         }
 
-    def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> Reply:
+    def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> tuple:
         parts = urlsplit(target)
+        if method == "PUT" and stream_load_target(parts.path) is not None:
+            # as Doris's FE: a Stream Load is redirected to the backend's HTTP port (curl --location-trusted)
+            return 307, _ok("redirect to the backend"), {"Location": f"{self.ctx.http_base}{target}"}
         route = self.routes().get(parts.path.rstrip("/") or "/")
         if route is None:
             return 404, _error(404, "Not Found")

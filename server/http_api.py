@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -172,11 +174,14 @@ class CompactionApi:
 
 
 class HttpApiServer:
-    """Serves one API object (`handle(method, target, headers) -> (status, JSON)`) on `port`; `name` is the
-    config key that sets it, for the log."""
+    """Serves one API object (`handle(method, target, headers) -> (status, JSON[, extra headers])`) on `port`, and
+    optionally a stream API whose requests carry large bodies (Stream Load): `streams(method, path)` says which; their
+    body is spooled to a file (Content-Length or chunked, `Expect: 100-continue` answered) with an idle timeout per
+    read instead of the whole-request one. `name` is the config key that sets the port, for the log."""
 
-    def __init__(self, api: Any, host: str, port: int, name: str = "webserver_port") -> None:
+    def __init__(self, api: Any, host: str, port: int, name: str = "webserver_port", stream_api: Any = None) -> None:
         self.api = api
+        self.stream_api = stream_api
         self.host = host
         self.requested_port = port
         self.name = name
@@ -208,17 +213,21 @@ class HttpApiServer:
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        extra: dict[str, str] = {}
         try:
             address = writer.get_extra_info("peername")
             peer = str(address[0]) if isinstance(address, tuple) and address else ""
-            status, body = await asyncio.wait_for(self._request(reader, peer), READ_TIMEOUT_SECONDS)
+            reply = await self._request(reader, writer, peer)
+            status, body = reply[0], reply[1]
+            extra = reply[2] if len(reply) > 2 else {}
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
             status, body = 400, _fail("Bad Request")
         except Exception:  # noqa: BLE001 - never a traceback to the client
             log.exception("HTTP API request failed")
             status, body = 500, _fail("Internal Server Error")
         payload = json.dumps(body, indent=4, ensure_ascii=False).encode()
-        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n"
+        more = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n{more}"
                 f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
         try:
             writer.write(head + payload)
@@ -228,8 +237,8 @@ class HttpApiServer:
         finally:
             writer.close()
 
-    async def _request(self, reader: asyncio.StreamReader, peer: str = "") -> Reply:
-        head = await reader.readuntil(b"\r\n\r\n")
+    async def _request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: str = "") -> tuple:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT_SECONDS)
         if len(head) > MAX_HEADER_BYTES:
             raise ValueError("header too large")
         lines = head.decode("latin-1").split("\r\n")
@@ -244,9 +253,69 @@ class HttpApiServer:
                 headers[name.strip().lower()] = value.strip()
         if peer:
             headers[PEER_HEADER] = peer
+        path = urlsplit(target).path
+        if self.stream_api is not None and self.stream_api.streams(method, path):
+            return await self._stream(reader, writer, path, headers, peer)
         length = int(headers.get("content-length") or 0)
         if length < 0 or length > MAX_BODY_BYTES:
             raise ValueError("bad body length")
         if length:
-            await reader.readexactly(length)  # no action takes a body
+            await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT_SECONDS)  # no action takes a body
         return await asyncio.to_thread(self.api.handle, method, target, headers)
+
+    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str,
+                      headers: dict[str, str], peer: str) -> tuple:
+        """A request with a large body: authenticated first, then its body spooled to a file, then handled."""
+        api = self.stream_api
+        identity = await asyncio.to_thread(api.authenticate, headers)
+        if identity is None:
+            return 401, {"status": "FAILED", "msg": "Unauthorized: need auth information (-u user:password)"}
+        if headers.get("expect", "").lower() == "100-continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            await writer.drain()
+        spool = api.spool_dir() / f"body_{uuid.uuid4().hex}"
+        try:
+            size = await _spool_body(reader, headers, spool, api.max_body_bytes)
+            if size is None:
+                return 400, {"Status": "Fail", "Message": f"The body exceeds streaming_load_max_mb "
+                                                          f"({api.max_body_bytes // (1024 * 1024)} MB)"}
+            return 200, await asyncio.to_thread(api.handle_stream, path, headers, spool, identity, peer)
+        finally:
+            spool.unlink(missing_ok=True)
+
+
+STREAM_IDLE_SECONDS = 60.0  # a stream body may take long; each read may not
+_CHUNK = 1 << 20
+
+
+async def _spool_body(reader: asyncio.StreamReader, headers: dict[str, str], path: Path, limit: int) -> int | None:
+    """Write the request body to `path` (Content-Length or chunked); its size, or None when above `limit`."""
+    total = 0
+    with path.open("wb") as f:
+        async def copy(n: int) -> None:
+            nonlocal total
+            while n:
+                data = await asyncio.wait_for(reader.read(min(n, _CHUNK)), STREAM_IDLE_SECONDS)
+                if not data:
+                    raise asyncio.IncompleteReadError(b"", n)
+                f.write(data)
+                n -= len(data)
+                total += len(data)
+
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            while True:
+                line = await asyncio.wait_for(reader.readuntil(b"\r\n"), STREAM_IDLE_SECONDS)
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    await asyncio.wait_for(reader.readuntil(b"\r\n"), STREAM_IDLE_SECONDS)  # end of trailers
+                    break
+                if total + size > limit:
+                    return None
+                await copy(size)
+                await asyncio.wait_for(reader.readexactly(2), STREAM_IDLE_SECONDS)
+        else:
+            length = int(headers.get("content-length") or 0)
+            if length < 0 or length > limit:
+                return None
+            await copy(length)
+    return total

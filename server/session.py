@@ -223,6 +223,7 @@ class Session:
         self._profile: QueryProfile | None = None  # set while a profiled query runs
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
+        self.in_process_loads = False  # a small Stream Load's INSERT ... SELECT runs here, not on Spark
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
@@ -522,7 +523,7 @@ class Session:
             check_insert_targets(table.name, table.columns, s.columns, s.values)
         # generated columns are computed in-process from the bound rows
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
-            local is None and not s.temporary and not generated
+            local is None and not s.temporary and not generated and not self.in_process_loads
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
@@ -602,6 +603,11 @@ class Session:
             if partitions and data.num_rows:
                 data, outside = _restrict_partitions(table, data, partitions, strict)
                 filtered += outside
+            ratio = float(self.vars.get("insert_max_filter_ratio") or 0)
+            total = data.num_rows + filtered
+            if not strict and filtered and filtered > ratio * total:  # Doris's insert_max_filter_ratio
+                raise doris_error(f"Insert has too many filtered data {filtered}/{total} insert_max_filter_ratio is "
+                                  f"{ratio:.6f}")
             overwrite = _overwrite(s, table)
             if data.num_rows == 0:
                 if filtered:

@@ -1,0 +1,237 @@
+"""Stream Load (`curl --location-trusted -u user:pw -H "label:l1" -T data.csv http://host:8040/api/db/t/_stream_load`),
+as Doris 2.1's documentation describes it, run as the INSERT ... SELECT FROM local(...) the request amounts to.
+
+The HTTP server spools the body to a file (Content-Length or chunked, `Expect: 100-continue` answered, never held
+whole in memory). The request's headers become one statement run by the user who authenticated, so privileges,
+labels, the transaction, strict mode, partitions, type conversion and the audit log are INSERT's:
+
+    INSERT INTO `db`.`t` [PARTITION (..) | TEMPORARY PARTITION (..)] WITH LABEL `l` (targets)
+    SELECT <source column or derived expression per target> FROM
+        (SELECT c1 AS `k1`, c2 AS `tmp` FROM local("file_path" = <spool>, "format" = .., ..)) AS __src
+    [WHERE <where>]
+
+`columns: k1, tmp, v = tmp * 10` names the file's columns in order (CSV; JSON fields by name) and derives others;
+without it the file's columns are the table's, in order (JSON: the table's columns the file has). A body smaller than
+fe.conf `stream_load_spark_threshold_mb` loads in-process, a larger one on Spark like any file load. The reply is
+Doris's JSON (TxnId, Label, Status Success / Label Already Exists / Fail, counters, timings).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.file_source import FileScanOptions, file_schema
+from server.access import Identity
+from server.protocol.handler import ConnectionInfo
+from server.results import OkResult
+from sql.alter_columns import split_top
+
+if TYPE_CHECKING:
+    from server.session import SessionContext
+
+_FORMATS = {"csv": ("csv", 0), "csv_with_names": ("csv", 1), "csv_with_names_and_types": ("csv", 2), "json": ("json", 0)}
+_COMPRESS = {"gz": "gz", "gzip": "gz", "lz4": "lz4frame", "lz4frame": "lz4frame", "bz2": "bz2", "zstd": "zstd",
+             "plain": "plain"}
+_DERIVED = re.compile(r"^\s*(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+)$", re.S)
+_SIMPLE_PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class StreamLoadError(Exception):
+    def __init__(self, message: str, status: str = "Fail") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _ident(name: str) -> str:
+    return "`" + name.strip().strip("`").replace("`", "``") + "`"
+
+
+def _string(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _columns(header: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """`k1, tmp, v = tmp * 10` -> (source names in file order, [(derived name, expression)])."""
+    sources, derived = [], []
+    for item in split_top(header):
+        if not item:
+            continue
+        m = _DERIVED.match(item)
+        if m is not None and not item.lstrip().startswith("("):
+            derived.append((m.group(1).strip("`"), m.group(2).strip()))
+        else:
+            sources.append(item.strip().strip("`"))
+    return sources, derived
+
+
+class StreamLoad:
+    def __init__(self, ctx: SessionContext) -> None:
+        self.ctx = ctx
+
+    def run(self, db: str, table: str, headers: dict[str, str], body: Path, identity: Identity,
+            client: str) -> dict[str, Any]:
+        started = time.perf_counter()
+        label = headers.get("label", "").strip() or f"stream_load_{int(time.time() * 1000)}_{body.stem[-8:]}"
+        reply: dict[str, Any] = {"TxnId": -1, "Label": label, "Comment": "", "TwoPhaseCommit": "false",
+                                 "Status": "Fail", "Message": "", "NumberTotalRows": 0, "NumberLoadedRows": 0,
+                                 "NumberFilteredRows": 0, "NumberUnselectedRows": 0,
+                                 "LoadBytes": body.stat().st_size, "LoadTimeMs": 0, "BeginTxnTimeMs": 0,
+                                 "StreamLoadPutTimeMs": 0, "ReadDataTimeMs": 0, "WriteDataTimeMs": 0,
+                                 "CommitAndPublishTimeMs": 0}
+        from server.session import Session
+
+        session = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {}, identity))
+        try:
+            sql = self.statement(session, db, table, headers, body, label)
+            threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
+            session.in_process_loads = body.stat().st_size < threshold
+            strict = headers.get("strict_mode", "false").strip().lower() == "true"
+            ratio = float(headers.get("max_filter_ratio", "0") or 0)
+            session.vars.set("enable_insert_strict", "true" if strict or ratio == 0 else "false", "session")
+            session.vars.set("insert_max_filter_ratio", ratio, "session")
+            for header, variable in (("timezone", "time_zone"), ("timeout", "insert_timeout"),
+                                     ("exec_mem_limit", "exec_mem_limit")):
+                if headers.get(header):
+                    session.vars.set(variable, headers[header].strip(), "session")
+            [result] = session.execute(sql, False)
+        except StreamLoadError as e:
+            reply.update(Status=e.status, Message=e.message)
+            return reply
+        except Exception as e:  # noqa: BLE001 - every failure is the reply's Message, as Doris answers
+            message = str(getattr(e, "message", None) or e).removeprefix("errCode = 2, detailMessage = ")
+            if "has already been used" in message:
+                reply.update(Status="Label Already Exists", ExistingJobStatus="FINISHED", Message=message)
+            elif message.startswith(("Insert has filtered data", "Insert has too many filtered data")):
+                reply.update(Message=f"[DATA_QUALITY_ERROR]too many filtered rows: {message}")
+            else:
+                reply["Message"] = message
+            return reply
+        finally:
+            reply["LoadTimeMs"] = int((time.perf_counter() - started) * 1000)
+        assert isinstance(result, OkResult)
+        txn = re.search(r"'txnId':'(\d+)'", result.info or "")
+        reply.update(Status="Success", Message="OK", TxnId=int(txn.group(1)) if txn else -1,
+                     NumberLoadedRows=result.affected_rows, NumberFilteredRows=result.warnings,
+                     NumberTotalRows=result.affected_rows + result.warnings)
+        return reply
+
+    def statement(self, session: Any, db: str, table: str, headers: dict[str, str], body: Path,
+                  label: str) -> str:
+        fmt = headers.get("format", "csv").strip().lower()
+        if fmt not in _FORMATS:
+            raise StreamLoadError(f"format {fmt} is not supported: csv, csv_with_names, csv_with_names_and_types, "
+                                  "json")
+        if headers.get("two_phase_commit", "false").lower() == "true" or headers.get("group_commit"):
+            raise StreamLoadError("two_phase_commit and group_commit are not supported by this server")
+        local_format, skip = _FORMATS[fmt]
+        props = {"file_path": str(body), "format": local_format}
+        if local_format == "csv":
+            props["column_separator"] = headers.get("column_separator", "\\t")
+            props["line_delimiter"] = headers.get("line_delimiter", "\\n")
+            props["skip_lines"] = str(skip + int(headers.get("skip_lines", "0") or 0))
+            if headers.get("trim_double_quotes"):
+                props["trim_double_quotes"] = headers["trim_double_quotes"]
+            if headers.get("enclose") or headers.get("escape"):
+                raise StreamLoadError("enclose and escape are not supported by this server")
+        else:
+            props["strip_outer_array"] = headers.get("strip_outer_array", "false")
+            props["read_json_by_line"] = headers.get("read_json_by_line", "true"
+                                                     if headers.get("strip_outer_array", "false") != "true" else "false")
+        compress = headers.get("compress_type", "").strip().lower()
+        if compress:
+            if compress not in _COMPRESS:
+                raise StreamLoadError(f"compress_type {compress} is not supported")
+            props["compress_type"] = _COMPRESS[compress]
+        target = session.table(db, table)
+        column_names = [c.name for c in target.columns if c.generated is None]
+        header = headers.get("columns", "").strip()
+        sources, derived = _columns(header) if header else ([], [])
+        if local_format == "json":
+            inner, sources = self._json_source(props, headers, sources, column_names, header != "")
+        else:
+            sources = sources or ([] if header else column_names)
+            inner = ", ".join(f"c{i + 1} AS {_ident(n)}" for i, n in enumerate(sources))
+        if not sources:
+            raise StreamLoadError("no column of the file maps to a column of the table")
+        known = {c.lower(): c for c in column_names}
+        targets = [(known[n.lower()], f"__src.{_ident(n)}") for n in sources if n.lower() in known]
+        targets += [(known.get(n.lower(), n), f"({expr})") for n, expr in derived]
+        tvf = ", ".join(f"{_string(k)} = {_string(v)}" for k, v in props.items())
+        partitions = ""
+        for key, word in (("partitions", "PARTITION"), ("temporary_partitions", "TEMPORARY PARTITION")):
+            if headers.get(key):
+                names = ", ".join(_ident(p) for p in headers[key].split(",") if p.strip())
+                partitions = f" {word} ({names})"
+        where = headers.get("where", "").strip()
+        return (f"INSERT INTO {_ident(db)}.{_ident(table)}{partitions} WITH LABEL {_ident(label)} "
+                f"({', '.join(_ident(t) for t, _ in targets)}) SELECT {', '.join(e for _, e in targets)} FROM "
+                f"(SELECT {inner} FROM local({tvf})) AS __src" + (f" WHERE {where}" if where else ""))
+
+    @staticmethod
+    def _json_source(props: dict[str, str], headers: dict[str, str], sources: list[str], table_columns: list[str],
+                     named: bool) -> tuple[str, list[str]]:
+        """The inner SELECT over a JSON body: fields by name (`jsonpaths` `$.field` in the columns' order)."""
+        keys = [f.name for f in file_schema(FileScanOptions.parse("local", props))]
+        paths = headers.get("jsonpaths", "").strip()
+        if paths:
+            fields = []
+            for path in re.findall(r'"([^"]*)"', paths):
+                m = _SIMPLE_PATH.match(path)
+                if m is None:
+                    raise StreamLoadError(f"jsonpaths: only $.field paths are supported, not {path}")
+                fields.append(m.group(1))
+            names = sources or table_columns[:len(fields)]
+            if len(names) != len(fields):
+                raise StreamLoadError("the number of jsonpaths and of columns differ")
+            present = {k.lower(): k for k in keys}
+            parts = [f"{_ident(present[f.lower()])} AS {_ident(n)}" if f.lower() in present else
+                     f"NULL AS {_ident(n)}" for f, n in zip(fields, names, strict=True)]
+            return ", ".join(parts), names
+        present = {k.lower(): k for k in keys}
+        wanted = sources if named else [c for c in table_columns if c.lower() in present]
+        parts = [f"{_ident(present[n.lower()])} AS {_ident(n)}" if n.lower() in present else f"NULL AS {_ident(n)}"
+                 for n in wanted]
+        return ", ".join(parts), wanted
+
+
+_PATH = re.compile(r"^/api/([^/]+)/([^/]+)/_stream_load$")
+
+
+def stream_load_target(path: str) -> tuple[str, str] | None:
+    m = _PATH.match(path)
+    return (m.group(1), m.group(2)) if m else None
+
+
+class StreamLoadApi:
+    """PUT /api/{db}/{table}/_stream_load on the HTTP port: basic auth, then the spooled body loaded."""
+
+    def __init__(self, ctx: SessionContext) -> None:
+        self.ctx = ctx
+        self.loader = StreamLoad(ctx)
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.ctx.config.get_int("streaming_load_max_mb", 10240) * 1024 * 1024
+
+    def spool_dir(self) -> Path:
+        folder = self.ctx.engine.staging_root / "stream_load"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def streams(self, method: str, path: str) -> bool:
+        return method == "PUT" and stream_load_target(path) is not None
+
+    def authenticate(self, headers: dict[str, str]) -> Identity | None:
+        from server.access import basic_auth
+
+        return basic_auth(self.ctx.users, headers)
+
+    def handle_stream(self, path: str, headers: dict[str, str], body: Path, identity: Identity,
+                      client: str) -> dict[str, Any]:
+        target = stream_load_target(path)
+        assert target is not None
+        return self.loader.run(target[0], target[1], headers, body, identity, client)

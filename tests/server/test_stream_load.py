@@ -1,0 +1,128 @@
+"""Stream Load over HTTP (issue 15, its first part): `curl --location-trusted -u user: -H "label:.." -T file
+http://host:port/api/db/t/_stream_load`, on the backend port and redirected from the frontend port, with Doris's
+headers and JSON reply, loaded as one INSERT by the user who authenticated."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import http.client
+import json
+import uuid
+
+import pytest
+
+PROPS = "PROPERTIES ('replication_num' = '1')"
+
+
+def put(port: int, path: str, body: bytes, headers: dict[str, str], auth: str | None = "root:",
+        chunked: bool = False) -> tuple[int, dict, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    h = dict(headers)
+    if auth is not None:
+        h["Authorization"] = "Basic " + base64.b64encode(auth.encode()).decode()
+    if chunked:
+        conn.putrequest("PUT", path)
+        for k, v in {**h, "Transfer-Encoding": "chunked"}.items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        for i in range(0, len(body), 7):
+            piece = body[i:i + 7]
+            conn.send(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+        conn.send(b"0\r\n\r\n")
+    else:
+        conn.request("PUT", path, body=body, headers=h)
+    resp = conn.getresponse()
+    data = resp.read()
+    out = (resp.status, json.loads(data) if data else {}, dict(resp.getheaders()))
+    conn.close()
+    return out
+
+
+@pytest.fixture
+def t(cur, db):
+    cur.execute(f"CREATE TABLE t (id INT, name VARCHAR(20), amount DECIMAL(10, 2)) DUPLICATE KEY(id) "
+                f"DISTRIBUTED BY HASH(id) BUCKETS 2 {PROPS}")
+    return cur
+
+
+def rows(cur, sql: str) -> list[tuple]:
+    cur.execute(sql)
+    return [tuple(r) for r in cur.fetchall()]
+
+
+CSV = b"1,alice,3.50\n2,bob,4.25\n3,carol,abc\n"
+
+
+def test_csv_labels_and_filtering(server, db, t) -> None:
+    path = f"/api/{db}/t/_stream_load"
+    status, reply, _ = put(server.http_port, path, CSV, {"label": "l1", "column_separator": ","})
+    assert status == 200 and reply["Status"] == "Fail" and "too many filtered rows" in reply["Message"]
+    status, reply, _ = put(server.http_port, path, CSV, {"label": "l2", "column_separator": ",",
+                                                         "max_filter_ratio": "0.5"})
+    assert reply["Status"] == "Success" and reply["Message"] == "OK" and reply["TxnId"] > 0
+    assert (reply["NumberTotalRows"], reply["NumberLoadedRows"], reply["NumberFilteredRows"]) == (3, 2, 1)
+    assert reply["Label"] == "l2" and reply["LoadBytes"] == len(CSV)
+    _, again, _ = put(server.http_port, path, CSV, {"label": "l2", "column_separator": ","})
+    assert again["Status"] == "Label Already Exists" and again["ExistingJobStatus"] == "FINISHED"
+    assert rows(t, "SELECT id, name, CAST(amount AS CHAR) FROM t ORDER BY id") == [(1, "alice", "3.50"),
+                                                                                   (2, "bob", "4.25")]
+    t.execute("SHOW LOAD WHERE Label = 'l2'")
+    assert t.fetchone() is not None
+
+
+def test_redirect_from_the_frontend_port(server, db, t) -> None:
+    status, _, headers = put(server.fe_http_port, f"/api/{db}/t/_stream_load", CSV[:13],
+                             {"label": "r1", "column_separator": ","})
+    assert status == 307 and headers["Location"].endswith(f"/api/{db}/t/_stream_load")
+    status, reply, _ = put(int(headers["Location"].split(":")[2].split("/")[0]), f"/api/{db}/t/_stream_load",
+                           CSV[:13], {"label": "r1", "column_separator": ","})
+    assert reply["Status"] == "Success"
+
+
+def test_columns_where_and_chunked_gzip(server, db, t) -> None:
+    body = b"10|x|2\n11|y|3\n12|z|4\n"
+    _, reply, _ = put(server.http_port, f"/api/{db}/t/_stream_load", gzip.compress(body),
+                      {"column_separator": "|", "columns": "id, name, qty, amount = qty * 1.5",
+                       "where": "qty > 2", "compress_type": "GZ"}, chunked=True)
+    assert reply["Status"] == "Success", reply
+    assert rows(t, "SELECT id, name, CAST(amount AS CHAR) FROM t ORDER BY id") == [(11, "y", "4.50"),
+                                                                                   (12, "z", "6.00")]
+
+
+def test_json_bodies(server, db, t) -> None:
+    path = f"/api/{db}/t/_stream_load"
+    body = json.dumps([{"id": 20, "name": "j", "amount": 1.25}, {"id": 21, "amount": 2}]).encode()
+    _, reply, _ = put(server.http_port, path, body, {"format": "json", "strip_outer_array": "true"})
+    assert reply["Status"] == "Success", reply
+    lines = b'{"k": 30, "n": "p"}\n{"k": 31, "n": "q"}\n'
+    _, reply, _ = put(server.http_port, path, lines, {"format": "json", "jsonpaths": '["$.k", "$.n"]',
+                                                      "columns": "id, name"})
+    assert reply["Status"] == "Success", reply
+    assert rows(t, "SELECT id, name FROM t ORDER BY id") == [(20, "j"), (21, None), (30, "p"), (31, "q")]
+
+
+def test_auth_and_privileges(server, db, t) -> None:
+    path = f"/api/{db}/t/_stream_load"
+    assert put(server.http_port, path, CSV, {}, auth=None)[0] == 401
+    assert put(server.http_port, path, CSV, {}, auth="root:wrong")[0] == 401
+    user = f"sl_{uuid.uuid4().hex[:6]}"
+    t.execute(f"CREATE USER '{user}' IDENTIFIED BY 'pw'")
+    try:
+        _, reply, _ = put(server.http_port, path, CSV[:13], {"column_separator": ","}, auth=f"{user}:pw")
+        assert reply["Status"] == "Fail" and "LOAD command denied" in reply["Message"]
+        t.execute(f"GRANT LOAD_PRIV ON {db}.t TO '{user}'")
+        _, reply, _ = put(server.http_port, path, CSV[:13], {"column_separator": ","}, auth=f"{user}:pw")
+        assert reply["Status"] == "Success", reply
+    finally:
+        t.execute(f"DROP USER '{user}'")
+
+
+def test_bad_requests(server, db, t) -> None:
+    path = f"/api/{db}/t/_stream_load"
+    _, reply, _ = put(server.http_port, path, CSV, {"format": "orc"})
+    assert reply["Status"] == "Fail" and "not supported" in reply["Message"]
+    _, reply, _ = put(server.http_port, f"/api/{db}/nope/_stream_load", CSV, {"column_separator": ","})
+    assert reply["Status"] == "Fail" and "does not exist" in reply["Message"]
+    _, reply, _ = put(server.http_port, path, b"1,a\n", {"column_separator": ","})  # fewer columns than the table
+    assert reply["Status"] == "Fail"
