@@ -137,8 +137,19 @@ class CompactionApi:
         }
         return 200, meta
 
+    def load_error_log(self, params: dict[str, list[str]]) -> Reply:
+        """GET /api/_load_error_log?file=...: a load's rejected rows (Stream Load's ErrorURL), as text."""
+        name = _param(params, "file")
+        if not name or "/" in name or name.startswith("."):
+            raise BadRequest("file is required")
+        path = Path(self.manager.engine.root) / "error_log" / name
+        if not path.is_file():
+            return 404, _fail("error log not found")
+        return 200, path.read_text(encoding="utf-8")  # type: ignore[return-value]
+
     def routes(self) -> dict[str, tuple[str, Callable[[dict[str, list[str]]], Reply]]]:
         return {
+            "/api/_load_error_log": ("GET", self.load_error_log),
             "/api/compaction/show": ("GET", self.show),
             "/api/compaction/run": ("POST", self.run),
             "/api/compaction/run_status": ("GET", self.run_status),
@@ -225,9 +236,11 @@ class HttpApiServer:
         except Exception:  # noqa: BLE001 - never a traceback to the client
             log.exception("HTTP API request failed")
             status, body = 500, _fail("Internal Server Error")
-        payload = json.dumps(body, indent=4, ensure_ascii=False).encode()
+        text = isinstance(body, str)  # a plain-text answer (an error log)
+        payload = body.encode() if text else json.dumps(body, indent=4, ensure_ascii=False).encode()
+        kind = "text/plain; charset=utf-8" if text else "application/json"
         more = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
-        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/json\r\n{more}"
+        head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {kind}\r\n{more}"
                 f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
         try:
             writer.write(head + payload)

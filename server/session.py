@@ -224,6 +224,7 @@ class Session:
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
         self.in_process_loads = False  # a small Stream Load's INSERT ... SELECT runs here, not on Spark
+        self.rejected_rows: list[str] | None = None  # set: an in-process load keeps its filtered rows here
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
@@ -593,7 +594,8 @@ class Session:
             else:
                 assert s.query is not None
                 result = self.run_query(s.query) if rows is None else rows
-                data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict)
+                data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict,
+                                                          rejects=self.rejected_rows)
             schema = arrow_schema(table)
             if any(c.generated is not None for c in table.columns):
                 data = self._generate(table, data.cast(pa.schema([

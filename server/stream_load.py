@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from server.access import Identity
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult
 from sql.alter_columns import split_top
+from sql.parse import parse
 
 if TYPE_CHECKING:
     from server.session import SessionContext
@@ -86,7 +88,7 @@ class StreamLoad:
 
         session = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {}, identity))
         try:
-            sql = self.statement(session, db, table, headers, body, label)
+            sql, source_count = self.statement(session, db, table, headers, body, label)
             threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
             session.in_process_loads = body.stat().st_size < threshold
             strict = headers.get("strict_mode", "false").strip().lower() == "true"
@@ -97,6 +99,7 @@ class StreamLoad:
                                      ("exec_mem_limit", "exec_mem_limit")):
                 if headers.get(header):
                     session.vars.set(variable, headers[header].strip(), "session")
+            session.rejected_rows = []
             [result] = session.execute(sql, False)
         except StreamLoadError as e:
             reply.update(Status=e.status, Message=e.message)
@@ -112,15 +115,28 @@ class StreamLoad:
             return reply
         finally:
             reply["LoadTimeMs"] = int((time.perf_counter() - started) * 1000)
+            if session.rejected_rows:
+                reply["ErrorURL"] = self._error_log(label, session.rejected_rows)
         assert isinstance(result, OkResult)
         txn = re.search(r"'txnId':'(\d+)'", result.info or "")
+        selected = result.affected_rows + result.warnings
+        # rows the WHERE left out (Doris's NumberUnselectedRows): the file's rows counted apart, only when asked
+        total = int(session.run_query(parse(source_count)[0].expression).column(0)[0].as_py()) if source_count else selected
         reply.update(Status="Success", Message="OK", TxnId=int(txn.group(1)) if txn else -1,
                      NumberLoadedRows=result.affected_rows, NumberFilteredRows=result.warnings,
-                     NumberTotalRows=result.affected_rows + result.warnings)
+                     NumberUnselectedRows=max(0, total - selected), NumberTotalRows=max(total, selected))
         return reply
 
+    def _error_log(self, label: str, lines: list[str]) -> str:
+        """The rejected rows with their reasons in a file; the URL that serves it (GET, the HTTP port)."""
+        folder = error_log_dir(self.ctx.engine.root)
+        name = f"error_log_{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}_{uuid.uuid4().hex[:8]}"
+        (folder / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return f"{self.ctx.http_base}/api/_load_error_log?file={name}"
+
     def statement(self, session: Any, db: str, table: str, headers: dict[str, str], body: Path,
-                  label: str) -> str:
+                  label: str) -> tuple[str, str | None]:
+        """The INSERT the request amounts to, and (with a WHERE) a count of the file's rows."""
         fmt = headers.get("format", "csv").strip().lower()
         if fmt not in _FORMATS:
             raise StreamLoadError(f"format {fmt} is not supported: csv, csv_with_names, csv_with_names_and_types, "
@@ -167,9 +183,10 @@ class StreamLoad:
                 names = ", ".join(_ident(p) for p in headers[key].split(",") if p.strip())
                 partitions = f" {word} ({names})"
         where = headers.get("where", "").strip()
-        return (f"INSERT INTO {_ident(db)}.{_ident(table)}{partitions} WITH LABEL {_ident(label)} "
-                f"({', '.join(_ident(t) for t, _ in targets)}) SELECT {', '.join(e for _, e in targets)} FROM "
-                f"(SELECT {inner} FROM local({tvf})) AS __src" + (f" WHERE {where}" if where else ""))
+        insert = (f"INSERT INTO {_ident(db)}.{_ident(table)}{partitions} WITH LABEL {_ident(label)} "
+                  f"({', '.join(_ident(t) for t, _ in targets)}) SELECT {', '.join(e for _, e in targets)} FROM "
+                  f"(SELECT {inner} FROM local({tvf})) AS __src" + (f" WHERE {where}" if where else ""))
+        return insert, (f"SELECT count(*) FROM local({tvf})" if where else None)
 
     @staticmethod
     def _json_source(props: dict[str, str], headers: dict[str, str], sources: list[str], table_columns: list[str],
@@ -199,6 +216,12 @@ class StreamLoad:
 
 
 _PATH = re.compile(r"^/api/([^/]+)/([^/]+)/_stream_load$")
+
+
+def error_log_dir(root: Path) -> Path:
+    folder = Path(root) / "error_log"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def stream_load_target(path: str) -> tuple[str, str] | None:

@@ -144,8 +144,10 @@ def bind_insert_query_result(
     result: pa.Table,
     strict: bool = True,
     ctx: QueryContext | None = None,
+    rejects: list[str] | None = None,
 ) -> tuple[pa.Table, int]:
-    """A SELECT's result for `INSERT ... SELECT`, cast to the table's schema with the same checks."""
+    """A SELECT's result for `INSERT ... SELECT`, cast to the table's schema with the same checks; `rejects`
+    collects the filtered rows with their reasons (the first MAX_REJECTS, Doris's error log lines)."""
     ctx = ctx or QueryContext(None, _no_tables)
     now = ctx.statement_time()
     targets = _resolve_targets(table_columns, target_columns)
@@ -156,16 +158,20 @@ def bind_insert_query_result(
         raw = result.column(pos).combine_chunks()
         text = to_string(raw) if not pa.types.is_null(raw.type) else pa.nulls(len(raw), pa.string())
         inputs[ci] = _ColumnInput(raw, text)
-    return _build(table_columns, inputs, result.num_rows, strict, now)
+    return _build(table_columns, inputs, result.num_rows, strict, now, rejects)
 
 
 def _no_tables(db: str | None, name: str):  # noqa: ANN202
     raise analysis_error(f"Table '{name}' doesn't exist", 1146, "42S02")
 
 
+MAX_REJECTS = 1000
+
+
 def _build(table_columns: Sequence[TableColumn], inputs: dict[int, _ColumnInput], n: int, strict: bool,
-           now: dt.datetime) -> tuple[pa.Table, int]:
+           now: dt.datetime, rejects: list[str] | None = None) -> tuple[pa.Table, int]:
     bad = np.zeros(n, dtype=bool)
+    why: dict[int, str] = {}  # row -> first reason, for the rejected rows kept in `rejects`
     first_error: tuple[int, str] | None = None  # (row, reason) of the earliest bad row
     arrays: list[pa.Array] = []
     for ci, col in enumerate(table_columns):
@@ -184,10 +190,15 @@ def _build(table_columns: Sequence[TableColumn], inputs: dict[int, _ColumnInput]
             row = int(np.argmax(m))
             if first_error is None or row < first_error[0]:
                 first_error = (row, reason.format(value=given.text[row].as_py()))
+            if rejects is not None:  # only the rows that failed, at most MAX_REJECTS of them
+                for r in np.flatnonzero(m & ~bad)[:MAX_REJECTS]:
+                    why.setdefault(int(r), reason.format(value=given.text[int(r)].as_py()))
             bad |= m
     if first_error is not None and strict:
         row = first_error[0]
         raise _strict_error(first_error[1], _row_text(inputs, row))
+    if rejects is not None:
+        rejects.extend(f"Reason: {why[r]}. src line [{_row_text(inputs, r)}]; " for r in sorted(why)[:MAX_REJECTS])
     table = pa.Table.from_arrays(arrays, names=[c[0] for c in table_columns])
     filtered = int(bad.sum())
     if filtered:

@@ -8,6 +8,7 @@ import base64
 import gzip
 import http.client
 import json
+import urllib.request
 import uuid
 
 import pytest
@@ -63,6 +64,9 @@ def test_csv_labels_and_filtering(server, db, t) -> None:
     assert reply["Status"] == "Success" and reply["Message"] == "OK" and reply["TxnId"] > 0
     assert (reply["NumberTotalRows"], reply["NumberLoadedRows"], reply["NumberFilteredRows"]) == (3, 2, 1)
     assert reply["Label"] == "l2" and reply["LoadBytes"] == len(CSV)
+    error_log = urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - the test's own server
+        reply["ErrorURL"], headers={"Authorization": "Basic " + base64.b64encode(b"root:").decode()}), timeout=10)
+    assert "Reason: column(amount) value is incorrect: 'abc'. src line [3, carol, abc]" in error_log.read().decode()
     _, again, _ = put(server.http_port, path, CSV, {"label": "l2", "column_separator": ","})
     assert again["Status"] == "Label Already Exists" and again["ExistingJobStatus"] == "FINISHED"
     assert rows(t, "SELECT id, name, CAST(amount AS CHAR) FROM t ORDER BY id") == [(1, "alice", "3.50"),
@@ -86,6 +90,7 @@ def test_columns_where_and_chunked_gzip(server, db, t) -> None:
                       {"column_separator": "|", "columns": "id, name, qty, amount = qty * 1.5",
                        "where": "qty > 2", "compress_type": "GZ"}, chunked=True)
     assert reply["Status"] == "Success", reply
+    assert (reply["NumberTotalRows"], reply["NumberLoadedRows"], reply["NumberUnselectedRows"]) == (3, 2, 1)
     assert rows(t, "SELECT id, name, CAST(amount AS CHAR) FROM t ORDER BY id") == [(11, "y", "4.50"),
                                                                                    (12, "z", "6.00")]
 
