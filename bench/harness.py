@@ -62,13 +62,14 @@ def free_port() -> int:
 @contextmanager
 def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int, subprocess.Popen]]:
     """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after."""
-    port = free_port()
+    port, http_port = free_port(), free_port()
     log = storage.parent / "server.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage),
-         "--fe-http-port", "0"],
+         "--http-port", str(http_port), "--fe-http-port", "0"],
         cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1", DORISLITE_ROOT_PASSWORD=""), stdout=log.open("ab"),
         stderr=subprocess.STDOUT)
+    proc.http_port = http_port  # type: ignore[attr-defined]  # the HTTP API (Stream Load, compaction)
     try:
         deadline = time.monotonic() + timeout
         while True:
