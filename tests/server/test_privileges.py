@@ -215,3 +215,22 @@ def test_first_start_root_password_and_closed_admin(tmp_path) -> None:
         srv.connect(user="sec", password="hush2").close()
     finally:
         srv.stop()
+
+
+def test_users_json_of_an_older_storage_folder_is_migrated(tmp_path) -> None:
+    storage = tmp_path / "data"
+    storage.mkdir()
+    from server.auth import native_password_hash
+
+    (storage / "users.json").write_text(json.dumps({"users": {"root": native_password_hash("r00t"),
+                                                              "carol": native_password_hash("c")}}))
+    srv = ServerProcess(free_port(), storage, root_password=None).start()
+    try:
+        assert "the password of 'root' is" not in srv.log.read_text()  # the old accounts, no new root password
+        with srv.connect(password="r00t") as conn, conn.cursor() as cur:
+            cur.execute("SHOW ALL GRANTS")
+            assert {r[0] for r in cur.fetchall()} >= {"'root'@'%'", "'carol'@'%'"}
+        srv.connect(user="carol", password="c").close()
+        assert not (storage / "users.json").exists() and (storage / "users.json.migrated").exists()
+    finally:
+        srv.stop()
