@@ -53,6 +53,15 @@ def bench_engine(root: Path, conf: Mapping[str, str] | None = None) -> StorageEn
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def report(out: Path, lines: list[str]) -> str:
+    """Write a bench's markdown to `out` (bench/out/...) and print it."""
+    text = "\n".join(lines) + "\n"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
+    return text
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pymysql
 
-from bench.harness import best_of, dorislite_server, scratch_dir
+from bench.harness import best_of, dorislite_server, report, scratch_dir
 from server.access import AccessControl, Identity
 from storage.catalog.store import Catalog
 
@@ -77,10 +77,7 @@ def main() -> None:
              f"| analyst (SELECT_PRIV on the table; 50 other users' grants) | {times['analyst'] * 1000:.3f} |", "",
              f"One table check: {check * 1e6:.2f} us, **{check / times['analyst'] * 100:.2f}%** of the query; "
              f"analyst / root: {times['analyst'] / times['root']:.3f}."]
-    text = "\n".join(lines) + "\n"
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text)
-    print(text)
+    report(OUT, lines)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pymysql
 
-from bench.harness import dorislite_server, scratch_dir
+from bench.harness import dorislite_server, report, scratch_dir
 
 OUT = Path(__file__).resolve().parent / "out" / "stream-load.md"
 DDL = ("CREATE TABLE {name} (k BIGINT, d DATE, q INT, p INT, amount DECIMAL(15, 2), city VARCHAR(20), note "
@@ -118,10 +118,7 @@ def main() -> None:
                  f"Stream Load / INSERT rows/s: **{insert_s / stream_s:.2f}x** (target >= 1.0x).", "",
                  f"{args.small} concurrent Stream Loads of 1,000 rows: {args.small / small_s:.1f} loads/s, latency median "
                  f"{statistics.median(latencies) * 1000:.0f} ms, p99 {latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000:.0f} ms."]
-    text = "\n".join(lines_out) + "\n"
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text)
-    print(text)
+    report(OUT, lines_out)
 
 
 if __name__ == "__main__":

@@ -103,15 +103,20 @@ class RollupCatalog:
 
     # ------------------------------------------------------------ job transitions
 
+    def _alterable(self, c: sqlite3.Connection, table_id: int) -> OlapTable:
+        """The table, which must exist and have no unfinished ALTER job (in the caller's transaction)."""
+        table = self._load_table(c, table_id)
+        if table is None:
+            raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+        if table_busy(c, table_id):
+            raise not_normal_state(table.name)
+        return table
+
     def create_rollup_jobs(self, table_id: int, requests: Sequence[tuple[RollupSpec, int, int]]) -> list[RollupJob]:
         """New PENDING jobs, one per (spec, source index id, timeout seconds), all or none. Rejected while the
         table has an unfinished job, and when a name is taken (checked here again: two sessions may race)."""
         with self._write() as c:
-            table = self._load_table(c, table_id)
-            if table is None:
-                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if table_busy(c, table_id):
-                raise not_normal_state(table.name)
+            table = self._alterable(c, table_id)
             taken = {i.name for i in table.indexes}
             jobs = []
             now = time.time()
@@ -221,11 +226,7 @@ class RollupCatalog:
         """ALTER TABLE ... DROP ROLLUP: the indexes, their tablets and rowsets in one commit, files after."""
         dropped: list[int] = []
         with self._write() as c:
-            table = self._load_table(c, table_id)
-            if table is None:
-                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if table_busy(c, table_id):
-                raise not_normal_state(table.name)
+            table = self._alterable(c, table_id)
             by_name = {i.name: i for i in table.indexes if i.state == INDEX_NORMAL}
             for name in names:
                 if name == table.name:

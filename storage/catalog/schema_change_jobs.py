@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
-from storage.catalog.job_tables import SCHEMA_CHANGE_JOBS, table_busy
+from storage.catalog.job_tables import SCHEMA_CHANGE_JOBS
 from storage.catalog.model import (
     INDEX_NORMAL,
     INDEX_SHADOW,
@@ -46,8 +46,7 @@ from storage.catalog.model import (
     Rowset,
     SchemaChangeJob,
 )
-from storage.catalog.rollup_jobs import JobStateChanged, insert_backfill, not_normal_state
-from storage.errors import doris_error
+from storage.catalog.rollup_jobs import JobStateChanged, insert_backfill
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -73,6 +72,7 @@ class SchemaChangeCatalog:
         @staticmethod
         def _delete_index(c: sqlite3.Connection, index_id: int, remember: bool = True) -> list[int]: ...
         def _notify_dropped(self, tablet_ids: list[int]) -> None: ...
+        def _alterable(self, c: sqlite3.Connection, table_id: int) -> OlapTable: ...
         def _with_ids(self, c: sqlite3.Connection, cols: Sequence[Column],
                       fresh: dict[str, int]) -> tuple[Column, ...]: ...
         @staticmethod
@@ -96,11 +96,7 @@ class SchemaChangeCatalog:
         change adds indexes and the table holds data) a PENDING schema-change job is created in the same
         commit; returned. Rejected while the table has an unfinished ALTER job."""
         with self._write() as c:
-            table = self._load_table(c, table_id)
-            if table is None:
-                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if table_busy(c, table_id):
-                raise not_normal_state(table.name)
+            table = self._alterable(c, table_id)
             previous = c.execute("SELECT index_defs, properties FROM tables WHERE table_id = ?",
                                  (table_id,)).fetchone()
             if index_defs is not None:
@@ -169,11 +165,7 @@ class SchemaChangeCatalog:
         """A PENDING rewrite job holding the new definition (new columns get their unique ids now); the indexes
         `rewrite` names get shadows. The table is unchanged until the job finishes."""
         with self._write() as c:
-            table = self._load_table(c, table_id)
-            if table is None:
-                raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
-            if table_busy(c, table_id):
-                raise not_normal_state(table.name)
+            table = self._alterable(c, table_id)
             fresh: dict[str, int] = {}
             base = self._with_ids(c, columns, fresh)
             definition = {
