@@ -230,7 +230,7 @@ class AccessControl:
         for g in self._effective(identity):
             if priv not in g.privs and ("ADMIN_PRIV" not in g.privs or priv == "NODE_PRIV"):
                 continue
-            if g.ctl == "*" or (g.db == "*" and db is None) or _covers(g, db, tbl):
+            if g.ctl == "*" or db is not None and _covers(g, db, tbl):  # a global check needs a global grant
                 return True
         return False
 

@@ -33,8 +33,7 @@ _POLICY_KEYS = ("failed_login_attempts", "password_lock_time", "password_expire"
 
 
 def _require_grant(session: Session) -> None:
-    access = session.ctx.users
-    if not (access.has(session.identity, "GRANT_PRIV") or access.is_admin(session.identity)):
+    if not session.ctx.users.has(session.identity, "GRANT_PRIV"):  # ADMIN_PRIV holds it too
         raise need_privilege("GRANT")
 
 

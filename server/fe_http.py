@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from server.access import Identity, basic_auth
+from server.access import basic_auth
 from server.colocation import PROC_COLUMNS, colocation_rows
 from server.stream_load import stream_load_target
 
@@ -34,9 +34,6 @@ def _error(code: int, msg: str, data: Any = None) -> dict:
 class FrontendApi:
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
-
-    def _user(self, headers: dict[str, str]) -> Identity | None:
-        return basic_auth(self.ctx.users, headers)
 
     def set_config(self, params: dict[str, list[str]]) -> Reply:
         applied: dict[str, str] = {}
@@ -97,7 +94,7 @@ class FrontendApi:
         if method not in methods:
             return 405, _error(405, f"Method Not Allowed: {parts.path} takes {' or '.join(methods)}")
         if needs_auth:
-            identity = self._user(headers or {})
+            identity = basic_auth(self.ctx.users, headers or {})
             if identity is None:
                 return 401, _error(401, "Unauthorized", "Need auth information.")
             if not self.ctx.users.is_admin(identity):

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from planner.bind.bind_alter import (
@@ -297,12 +298,17 @@ class Session:
         if schema_col is None or data.num_rows == 0 or self.ctx.users.is_admin(self.identity):
             return data
         table_col = names.get("TABLE_NAME")
-        schemas = data.column(schema_col).to_pylist()
-        tables = data.column(table_col).to_pylist() if table_col else [None] * data.num_rows
-        seen: dict[tuple, bool] = {}
-        keep = [seen.setdefault((d, t), d is not None and self.visible(d, t)) for d, t in zip(schemas, tables,
-                                                                                              strict=True)]
-        return data.filter(pa.array(keep))
+        # one visibility decision per distinct (database, table), applied to every row in one mask
+        parts = [data.column(schema_col)] + ([data.column(table_col)] if table_col else [])
+        pairs = pa.table({f"p{i}": pc.cast(c, pa.string()) for i, c in enumerate(parts)}).group_by(
+            [f"p{i}" for i in range(len(parts))]).aggregate([])
+        seen = [row for row in pairs.to_pylist()
+                if row["p0"] is not None and self.visible(row["p0"], row.get("p1"))]
+        if not seen:
+            return data.slice(0, 0)
+        keys = pc.binary_join_element_wise(*[pc.fill_null(pc.cast(c, pa.string()), "") for c in parts], "\x00")
+        allowed = pa.array(["\x00".join(row[f"p{i}"] or "" for i in range(len(parts))) for row in seen])
+        return data.filter(pc.is_in(keys, value_set=allowed))
 
     def visible(self, db: str, table: str | None = None) -> bool:
         """Whether SHOW and information_schema list the database (or table) to this user."""

@@ -67,10 +67,6 @@ def _set_variables(session: Session, s: st.SetVariables) -> None:
         _admin(session, s)
 
 
-def _insert(session: Session, s: st.Insert) -> None:
-    _table("LOAD_PRIV")(session, s)
-
-
 def _load_in_database(session: Session, s: Any) -> None:
     """CANCEL LOAD: LOAD_PRIV on the database (Doris checks the load's database)."""
     db = session._db(getattr(s, "db", None))
@@ -89,7 +85,7 @@ CHECKS: dict[type, Check] = {
     st.AlterView: _table("ALTER_PRIV", "name"),
     st.DropView: _table("DROP_PRIV", "name"),
     st.TruncateTable: _table("LOAD_PRIV", "name"),
-    st.Insert: _insert,
+    st.Insert: _table("LOAD_PRIV"),
     st.Delete: _table("LOAD_PRIV"),
     st.Update: _table("LOAD_PRIV"),
     st.AddRollup: _table("ALTER_PRIV"),

@@ -8,9 +8,10 @@ from __future__ import annotations
 import logging
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from storage.catalog.model import JOB_PENDING, JOB_RUNNING, JOB_WAITING_TXN
+from storage.catalog.model import JOB_PENDING, JOB_RUNNING, JOB_WAITING_TXN, OlapTable, Partition
 from storage.catalog.rollup_jobs import JobStateChanged
 from storage.catalog.store import Catalog
 
@@ -68,6 +69,29 @@ class AlterJobRunner(ABC, Generic[J]):
                 return self.cancel(current, "table was dropped")
             return current or job
         return job
+
+    def _backfill_partitions(self, job: J, backfill: Callable[[J, OlapTable, Partition], J],
+                             finish: Callable[[int], J]) -> J:
+        """RUNNING for a job that builds indexes (a rollup, a rewrite's shadows): back-fill each partition not yet
+        done (`job.backfilled`), then `finish` (which leaves the job RUNNING if a partition appeared meanwhile)."""
+        table = self.catalog.get_table_by_id(job.table_id)
+        if table is None:
+            raise JobStateChanged(f"table {job.table_name} was dropped")
+        done = {pid for pid, _ in job.backfilled}
+        for partition in table.partitions:
+            if partition.partition_id not in done:
+                job = backfill(job, table, partition)
+        return finish(job.job_id)
+
+    def _now(self, partition: Partition) -> tuple[OlapTable, Partition]:
+        """The table and the partition as the catalog holds them now (a load may have published since the job
+        listed the partitions); JobStateChanged when either is gone."""
+        table = self.catalog.get_table_by_id(partition.table_id)
+        fresh = next((p for p in table.partitions if p.partition_id == partition.partition_id), None) \
+            if table is not None else None
+        if table is None or fresh is None:
+            raise JobStateChanged(f"partition {partition.name} no longer exists")
+        return table, fresh
 
     def run_to_end(self, job: J, max_steps: int = 100) -> J:
         """Step until the job is done or blocked (WAITING_TXN with loads still running)."""

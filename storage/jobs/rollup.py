@@ -75,21 +75,10 @@ class RollupJobRunner(AlterJobRunner[RollupJob]):
     # ------------------------------------------------------------ RUNNING
 
     def _run(self, job: RollupJob) -> RollupJob:
-        table = self.catalog.get_table_by_id(job.table_id)
-        if table is None:
-            raise JobStateChanged(f"table {job.table_name} was dropped")
-        done = {pid for pid, _ in job.backfilled}
-        for partition in table.partitions:
-            if partition.partition_id not in done:
-                job = self._backfill(job, table, partition)
-        return self.catalog.finish_rollup_job(job.job_id)
+        return self._backfill_partitions(job, self._backfill, self.catalog.finish_rollup_job)
 
     def _backfill(self, job: RollupJob, table: OlapTable, partition: Partition) -> RollupJob:
-        current = self.catalog.get_table_by_id(table.table_id)
-        fresh = next((p for p in current.partitions if p.partition_id == partition.partition_id), None) \
-            if current is not None else None
-        if fresh is None:
-            raise JobStateChanged(f"partition {partition.name} no longer exists")
+        current, fresh = self._now(partition)
         version = fresh.visible_version
         rollup = index_of(current, job.rollup_index_id)
         source = index_of(current, job.base_index_id)

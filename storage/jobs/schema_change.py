@@ -119,21 +119,12 @@ class SchemaChangeJobRunner(AlterJobRunner[SchemaChangeJob]):
     # ------------------------------------------------------------ RUNNING: a rewrite
 
     def _run_rewrite(self, job: SchemaChangeJob) -> SchemaChangeJob:
-        table = self.catalog.get_table_by_id(job.table_id)
-        if table is None:
-            raise JobStateChanged(f"table {job.table_name} was dropped")
-        done = {pid for pid, _ in job.backfilled}
-        for partition in table.partitions:
-            if partition.partition_id not in done:
-                job = self._backfill(job, partition.partition_id)
-        return self.catalog.finish_rewrite_job(job.job_id)
+        return self._backfill_partitions(job, self._backfill, self.catalog.finish_rewrite_job)
 
-    def _backfill(self, job: SchemaChangeJob, partition_id: int) -> SchemaChangeJob:
-        table = self.catalog.get_table_by_id(job.table_id)
-        partition = next((p for p in table.partitions if p.partition_id == partition_id), None) \
-            if table is not None else None
-        if table is None or partition is None:
-            raise JobStateChanged(f"partition {partition_id} of table {job.table_name} no longer exists")
+    def _backfill(self, job: SchemaChangeJob, listed: OlapTable, partition: Partition) -> SchemaChangeJob:
+        """One partition's shadows at the partition's visible version now."""
+        table, partition = self._now(partition)
+        partition_id = partition.partition_id
         version = partition.visible_version
         staging = self._staging(job)
         shutil.rmtree(staging, ignore_errors=True)

@@ -122,7 +122,7 @@ def test_loads_during_each_phase_land_once(engine: StorageEngine, phase: str) ->
     if phase == "running":
         extra(5)
     if phase == "after_backfill":  # back-filled, not swapped yet
-        job = runner._backfill(job, current(engine, t).partitions[0].partition_id)
+        job = runner._backfill(job, current(engine, t), current(engine, t).partitions[0])
         extra(8)
     # queries read the origin (VARCHAR) until the swap
     assert {r[1] for r in rows(engine, t)} <= {str(k * 10) for k in range(10)}
