@@ -30,6 +30,8 @@ from planner.values import (
     supertype,
 )
 from sql.errors import analysis_error
+from sql.types import LARGEINT_ARROW, LARGEINT_MAX
+from storage.int128 import int128_array
 
 Handler = Callable[["Evaluator", Any], Value]
 _BY_CLASS: dict[type[exp.Expression], Handler] = {}
@@ -152,7 +154,7 @@ def python_scalar(v: Any) -> pa.Scalar:
     if isinstance(v, bool):
         return pa.scalar(int(v), pa.int64())
     if isinstance(v, int):
-        return pa.scalar(v, pa.int64()) if -(2**63) <= v < 2**63 else pa.scalar(decimal.Decimal(v))
+        return literal_number(str(v))
     if isinstance(v, float):
         return pa.scalar(v, pa.float64())
     if isinstance(v, decimal.Decimal):
@@ -165,14 +167,17 @@ def python_scalar(v: Any) -> pa.Scalar:
 
 
 def literal_number(text: str) -> pa.Scalar:
-    """MySQL literal typing: 1 -> BIGINT, 1.50 -> DECIMAL(3,2), 1e3 -> DOUBLE."""
+    """Doris literal typing: 1 -> BIGINT, beyond BIGINT -> LARGEINT, beyond that DOUBLE; 1.50 -> DECIMAL(3,2),
+    1e3 -> DOUBLE."""
     if "e" in text.lower():
         return pa.scalar(float(text), pa.float64())
     if "." not in text:
         v = int(text)
         if -(2**63) <= v < 2**63:
             return pa.scalar(v, pa.int64())
-        return pa.scalar(decimal.Decimal(v), pa.decimal128(38, 0))
+        if abs(v) <= LARGEINT_MAX:
+            return int128_array([v], LARGEINT_ARROW)[0]
+        return pa.scalar(float(v), pa.float64())
     d = decimal.Decimal(text)
     whole, _, frac = text.lstrip("+-").partition(".")
     scale = len(frac)
@@ -418,7 +423,7 @@ def _in(ev: Evaluator, e: exp.In) -> Value:
             t = supertype(t, x.type)
         if pa.types.is_null(t):
             return pa.scalar(None, pa.bool_())
-        value_set = pa.array([convert(x, t).as_py() for x in items], type=t)  # list literal, not table data
+        value_set = pa.array([convert(x, t) for x in items], type=t)  # list literal, not table data
     else:
         result: Value = pa.scalar(False)
         for x in items:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sql.types import LARGEINT_ARROW
+
 Value = pa.Array | pa.ChunkedArray | pa.Scalar
 
 
@@ -165,4 +167,6 @@ def common_array(values: list[pa.Scalar]) -> pa.Array | None:
     try:
         return pa.array([v.as_py() for v in values]).cast(common)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):  # no common type after all
+        if common == LARGEINT_ARROW and all(v.type in (common, pa.int64(), pa.null()) for v in values):
+            return pa.array([v.cast(common) for v in values], common)  # 39-digit LARGEINTs
         return None

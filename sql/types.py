@@ -48,7 +48,9 @@ NUM_FLAG = 32768
 CHARSET_UTF8MB4 = 33  # utf8_general_ci id Doris sends; text columns
 CHARSET_BINARY = 63  # numbers, dates
 
-LARGEINT_ARROW = pa.decimal128(38, 0)  # Arrow has no int128; 38 digits covers all but the extreme 39-digit values
+# Arrow has no int128: LARGEINT lives in decimal128(38, 0), whose 16 bytes hold every int128 (storage/int128.py)
+LARGEINT_ARROW = pa.decimal128(38, 0)
+LARGEINT_MAX = (1 << 127) - 1  # Doris's range is [-LARGEINT_MAX, LARGEINT_MAX]
 VARCHAR_DEFAULT_LEN = 65533
 STRING_MAX_LEN = 2147483643
 

@@ -75,6 +75,8 @@ def literal(v: pa.Scalar) -> str:
         text = repr(float(py)) if math.isfinite(py) else ("'nan'" if math.isnan(py) else f"'{'-' if py < 0 else ''}inf'")
         return f"CAST({text} AS {duck_type(t)})"
     if pa.types.is_decimal128(t):
+        if abs(py) >= 10**38:  # a 39-digit LARGEINT: DuckDB cannot spell it as a DECIMAL(38, 0) literal
+            raise Untranslatable("39-digit LARGEINT literal")
         return f"CAST('{decimal.Decimal(py)}' AS {duck_type(t)})"
     if is_string(t):
         return "'" + str(py).replace("'", "''") + "'"

@@ -15,6 +15,7 @@ from sqlglot import exp
 from planner.expressions import Evaluator, register
 from planner.functions.casts import convert
 from planner.values import Value, broadcast, decimal_arithmetic_type, is_string, is_temporal, promoted_integer
+from sql.types import LARGEINT_ARROW
 
 
 def numeric_operand(v: Value) -> Value:
@@ -53,14 +54,17 @@ def _apply(fn, a: Value, b: Value) -> Value:  # noqa: ANN001
                                       raw_b if pa.types.is_integer(raw_b) else tb)
         a, b = _decimal(a), _decimal(b)
         if _arrow_precision(op, a.type, b.type) > 38:  # Arrow's exact result needs DECIMAL256
-            wide_a, wide_b = pc.cast(a, pa.decimal256(a.type.precision, a.type.scale)), \
-                pc.cast(b, pa.decimal256(b.type.precision, b.type.scale))
+            # one more digit: a LARGEINT's decimal128(38, 0) may hold 39 (storage/int128.py)
+            wide_a, wide_b = pc.cast(a, pa.decimal256(a.type.precision + 1, a.type.scale)), \
+                pc.cast(b, pa.decimal256(b.type.precision + 1, b.type.scale))
             if _arrow_precision(op, wide_a.type, wide_b.type) > 76:
                 return _in_duckdb(f'CAST("a" {op} "b" AS DECIMAL({out.precision}, {out.scale}))', a, b, out)
             a, b = wide_a, wide_b
         result = fn(a, b)
         if result.type.scale > out.scale:
             result = pc.round(result, out.scale, round_mode="half_towards_infinity")
+        if out == LARGEINT_ARROW and result.type != out:
+            return convert(result, out)  # the whole int128 range; beyond it NULL
         return result if result.type == out else pc.cast(result, out)
     return pc.cast(fn(a, b), promoted_integer(raw_a, raw_b), safe=False)
 
@@ -155,6 +159,9 @@ def _int_div(ev: Evaluator, e: exp.IntDiv) -> Value:
     b = _zero_to_null(b)
     if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
         return pc.divide(a, b)  # arrow integer division truncates toward zero, like DIV
+    if LARGEINT_ARROW in (a.type, b.type) and all(t == LARGEINT_ARROW or pa.types.is_integer(t)
+                                                  for t in (a.type, b.type)):
+        return _in_duckdb('CAST("a" AS HUGEINT) // CAST("b" AS HUGEINT)', a, b, LARGEINT_ARROW)
     q = pc.trunc(pc.divide(pc.cast(a, pa.float64()), pc.cast(b, pa.float64())))
     return pc.cast(q, pa.int64(), safe=False)
 

@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from planner.values import Value, broadcast, is_string, is_temporal
 from sql.errors import analysis_error
-from sql.types import DorisType, parse_type
+from sql.types import LARGEINT_ARROW, LARGEINT_MAX, DorisType, parse_type
 
 _INT_RE = r"^\s*[+-]?\d+\s*$"
 _SPECIAL_FLOAT_RE = r"^\s*[+-]?(nan|inf|infinity)\s*$"
@@ -184,6 +184,8 @@ def decimal_fits(arr: pa.Array, precision: int, scale: int) -> pa.Array:
 def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
     p, s = target.precision, target.scale
     src = arr.type
+    if target == LARGEINT_ARROW:
+        return _to_largeint(arr)
     if is_string(src) or pa.types.is_boolean(src) or is_temporal(src):
         if not is_string(src):
             arr = to_string(_to_number(arr, False))
@@ -211,6 +213,14 @@ def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
         src_dec = pa.decimal128(20, 0) if src.bit_width == 64 else pa.decimal128(10, 0)
         arr = pc.cast(arr, src_dec)
         src = src_dec
+    if pa.types.is_decimal(src) and src.precision - src.scale + s > 38:
+        # a LARGEINT (or a wide decimal) into more scale: the value may not fit 128 bits on the way
+        arr = pc.cast(arr, pa.decimal256(min(76, src.precision + 1), src.scale))
+        if src.scale > s:
+            arr = pc.round(arr, s, round_mode="half_towards_infinity")
+        wide = pc.cast(arr, pa.decimal256(min(76, src.precision - src.scale + s + 1), s))
+        fits = pc.less(pc.abs(wide), pa.scalar(decimal.Decimal(10) ** (p - s), pa.decimal256(76, s)))
+        return pc.cast(pc.if_else(fits, wide, None), target, safe=False)
     if pa.types.is_decimal(src):
         if src.scale > s:
             # one more integer digit first: rounding 9.995 up must not overflow the source type
@@ -220,6 +230,42 @@ def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
         fits = decimal_fits(wide, p, s)
         return pc.cast(pc.if_else(fits, wide, None), target, safe=False)
     raise analysis_error(f"can not cast from origin type {src} to target type DECIMAL({p}, {s})")
+
+
+_LARGEINT_BOUND = pa.scalar(decimal.Decimal(LARGEINT_MAX), pa.decimal256(76, 0))
+
+
+def _to_largeint(arr: pa.Array) -> pa.Array:
+    """LARGEINT over its whole 128-bit range: parsed as DECIMAL256 (39 digits do not fit decimal128's 38),
+    checked against +-(2^127 - 1), then narrowed to the int128 bytes. Text and numbers round half up as
+    decimals do; anything else is NULL."""
+    src = arr.type
+    if is_string(src) or pa.types.is_boolean(src) or is_temporal(src):
+        if not is_string(src):
+            arr = to_string(_to_number(arr, False))
+        ok = pc.match_substring_regex(arr, _DEC_RE)
+        txt = pc.utf8_trim_whitespace(pc.if_else(ok, arr, None))
+        txt = pc.replace_substring_regex(txt, r"^([+-]?)\.", r"\10.")
+        txt = pc.if_else(pc.match_substring_regex(txt, r"^[+-]?0*[1-9]\d{39,}(\.|$)"), None, txt)
+        txt = pc.replace_substring_regex(txt, r"^([+-]?\d*\.\d?)\d*$", r"\1")
+        txt = pc.replace_substring_regex(txt, r"\.$", "")
+        wide = pc.round(pc.cast(txt, pa.decimal256(41, 1)), 0, round_mode="half_towards_infinity")
+        wide = pc.cast(wide, pa.decimal256(76, 0))
+    elif pa.types.is_floating(src):
+        r = pc.round(arr, 0, round_mode="half_towards_infinity")
+        r = pc.if_else(pc.or_(pc.is_nan(r), pc.greater_equal(pc.abs(r), float(1 << 127))), None, r)
+        wide = pc.cast(r, pa.decimal256(76, 0), safe=False)
+    elif pa.types.is_integer(src):
+        return pc.cast(arr, LARGEINT_ARROW)
+    elif pa.types.is_decimal(src):
+        if src.scale:
+            arr = pc.round(pc.cast(arr, pa.decimal256(min(76, src.precision + 1), src.scale)), 0,
+                           round_mode="half_towards_infinity")
+        wide = pc.cast(arr, pa.decimal256(76, 0))
+    else:
+        raise analysis_error(f"can not cast from origin type {src} to target type LARGEINT")
+    fits = pc.less_equal(pc.abs(wide), _LARGEINT_BOUND)
+    return pc.cast(pc.if_else(fits, wide, None), LARGEINT_ARROW, safe=False)
 
 
 def _widen(arr: pa.Array, scale: int) -> pa.Array:

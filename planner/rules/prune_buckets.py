@@ -9,12 +9,12 @@ import itertools
 from dataclasses import replace
 
 import numpy as np
-import pyarrow as pa
 
 from planner.context import QueryContext
 from planner.logical import LogicalPlan, LogicalScan
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, map_olap_scans
+from storage.int128 import values_array
 from storage.predicate import ColumnPredicate, Op
 from storage.tablet.bucket_hash import pmod, spark_hash
 
@@ -67,7 +67,7 @@ def select_buckets(source: OlapTableSource, predicates: tuple[ColumnPredicate, .
         return {pid: () for pid in source.selected_partition_ids}
     tuples = list(itertools.product(*per_column))
     types = [source.schema.field(source.table.column(c).name).type for c in dist.columns]  # type: ignore[union-attr]
-    arrays = [pa.array([t[i] for t in tuples], type=types[i]) for i in range(len(types))]
+    arrays = [values_array([t[i] for t in tuples], types[i]) for i in range(len(types))]
     hashes = spark_hash(arrays)
     by_id = {p.partition_id: p for p in source.table.partitions}
     for pid in source.selected_partition_ids:

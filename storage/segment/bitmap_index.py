@@ -177,7 +177,7 @@ def _probe_value(arrow_type: pa.DataType, value: Any, kind: type) -> Any:
     cannot hold it exactly. Memoised (keyed with the Python type: 1, 1.0 and True hash alike): a scan probes
     the same value on every segment."""
     s = to_scalar(value, arrow_type)
-    return None if s is None else pa.array([s.as_py()], arrow_type).to_numpy(zero_copy_only=False)[0]
+    return None if s is None else pa.array([s], arrow_type).to_numpy(zero_copy_only=False)[0]
 
 
 @dataclass(frozen=True)

@@ -299,7 +299,7 @@ def _probe_bits(arrow_type: pa.DataType, values: tuple, kinds: tuple) -> tuple[n
     scalars = [to_scalar(v, arrow_type) for v in values]
     if any(s is None for s in scalars):
         return None
-    hashes = np.unique(hash64(pa.array([s.as_py() for s in scalars], type=arrow_type)))
+    hashes = np.unique(hash64(pa.array(scalars, type=arrow_type)))
     _, masks = _block_and_masks(hashes, 1)
     high = hashes >> np.uint64(32)
     high.flags.writeable = False

@@ -116,7 +116,7 @@ def _encode_value(value: object, kind: type, arrow_type: pa.DataType) -> bytes |
     s = to_scalar(value, arrow_type)
     if s is None:
         return None
-    return _field_bytes(pa.array([s.as_py()], type=arrow_type))[0]
+    return _field_bytes(pa.array([s], type=arrow_type))[0]
 
 
 def build_short_key_page(key_columns: Sequence[pa.Array], num_rows: int) -> bytes | None:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage.errors import CorruptDataError
+from storage.int128 import wide_scalar
 from storage.predicate import ColumnPredicate, Op
 from storage.segment.page import PageEncoding, build_page
 
@@ -45,7 +46,7 @@ def to_scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar | None:
         s = pa.scalar(value, type=arrow_type)
         same = s.as_py() == value
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
+        return wide_scalar(value, arrow_type)
     return s if same is True else None
 
 
@@ -121,20 +122,21 @@ def build_zone_maps(arr: pa.Array, bounds: np.ndarray) -> pa.RecordBatch:
     if pa.types.is_floating(t) and n_pages and len(arr):
         nan = pc.fill_null(pc.is_nan(arr), False).to_numpy(zero_copy_only=False)
         nan_pages = np.add.reduceat(nan.astype(np.int64), starts) > 0
-    mins: list[Any] = []
-    maxs: list[Any] = []
+    # scalars, not Python values: a LARGEINT's 39-digit extremes do not survive pa.array(Decimal) (38 digits)
+    mins: list[pa.Scalar] = []
+    maxs: list[pa.Scalar] = []
     for i, (s, e) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)):
         if nan_pages[i]:
-            mins.append(float("-inf"))
-            maxs.append(float("inf"))
+            mins.append(pa.scalar(float("-inf"), t))
+            maxs.append(pa.scalar(float("inf"), t))
             continue
         mm = pc.min_max(arr.slice(s, e - s))
-        mins.append(mm["min"].as_py())
-        maxs.append(mm["max"].as_py())
+        mins.append(mm["min"])
+        maxs.append(mm["max"])
     min_arr = pa.array(mins, type=t)
     max_arr = pa.array(maxs, type=t)
-    seg_min = pc.min(min_arr).as_py() if n_pages else None
-    seg_max = pc.max(max_arr).as_py() if n_pages else None
+    seg_min = pc.min(min_arr) if n_pages else pa.scalar(None, t)
+    seg_max = pc.max(max_arr) if n_pages else pa.scalar(None, t)
     return pa.record_batch({
         "min": pa.array([seg_min] + mins, type=t),
         "max": pa.array([seg_max] + maxs, type=t),

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage.catalog.model import OlapTable, Partition
+from storage.int128 import wide_scalar
 
 NO_PARTITION = -1
 
@@ -33,7 +34,8 @@ def cast_bound(text: str | None, arrow_type: pa.DataType) -> pa.Scalar | None:
     try:
         return pc.cast(pa.array([text]), arrow_type)[0]
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
+        if (wide := wide_scalar(text, arrow_type)) is not None:  # a 39-digit LARGEINT bound
+            return wide
     if pa.types.is_date(arrow_type):
         try:  # pyarrow's date parser rejects year 0; the timestamp parser does not
             return pc.cast(pc.cast(pa.array([text]), pa.timestamp("s")), arrow_type)[0]
@@ -47,10 +49,13 @@ def _is_minimum(text: str | None, scalar: pa.Scalar | None) -> bool:
 
 
 def _compare(col: pa.Array, text: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """(col < bound, col == bound) per row, with NULL as the smallest value."""
+    """(col < bound, col == bound) per row, with NULL as the smallest value; a None bound is MAXVALUE (a
+    `LESS THAN (MAXVALUE)` / `("10", MAXVALUE)` column)."""
+    n = len(col)
+    if text is None:
+        return np.ones(n, dtype=bool), np.zeros(n, dtype=bool)
     bound = cast_bound(text, col.type)
     is_min = _is_minimum(text, bound)
-    n = len(col)
     if bound is None:
         lt = np.zeros(n, dtype=bool)
         eq = np.zeros(n, dtype=bool)
@@ -100,7 +105,10 @@ def _list_mask(cols: Sequence[pa.Array], p: Partition) -> np.ndarray:
         texts = [v[0] for v in values]
         non_null = [t for t in texts if t is not None]
         if non_null:
-            value_set = pc.cast(pa.array(non_null), col.type)
+            try:
+                value_set = pc.cast(pa.array(non_null), col.type)
+            except pa.ArrowInvalid:  # 39-digit LARGEINT values
+                value_set = pa.array([b for t in non_null if (b := cast_bound(t, col.type)) is not None], col.type)
             mask |= pc.fill_null(pc.is_in(col, value_set=value_set), False).to_numpy(zero_copy_only=False)
         if any(t is None for t in texts) and col.null_count:
             mask |= col.is_null().to_numpy(zero_copy_only=False)

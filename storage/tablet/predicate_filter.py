@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from storage.int128 import values_array, wide_scalar
 from storage.predicate import ColumnPredicate, Op
 
 
@@ -18,6 +19,8 @@ def _scalar(value: Any, arrow_type: pa.DataType) -> Any:
     try:
         return pa.scalar(value, type=arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        if (wide := wide_scalar(value, arrow_type)) is not None:
+            return wide
         try:
             return pc.cast(pa.array([value]), arrow_type)[0]
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -56,7 +59,7 @@ def _numpy_compare(col: pa.Array | pa.ChunkedArray, op: Op, s: Any) -> np.ndarra
 
 def _value_set(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
     try:
-        return pa.array(values, type=arrow_type)
+        return values_array(values, arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
         return pc.cast(pa.array(values), arrow_type)
 

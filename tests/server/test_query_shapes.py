@@ -5,7 +5,10 @@ inside an OR next to a join."""
 
 from __future__ import annotations
 
+import pymysql
 import pytest
+
+from tests.server.test_stream_load import put
 
 PROPS = "DISTRIBUTED BY HASH(k) BUCKETS 1 PROPERTIES ('replication_num' = '1')"
 
@@ -75,6 +78,68 @@ def test_largeint_values_and_arithmetic(cur) -> None:
         ("1", "17014118346046923173168730371588410572", "17014118346046923173168730371588410573",
          "34028236692093846346337460743176821144"), ("2", "-5", "-4", "-10")]
     assert rows(cur, "SELECT sum(big) FROM lg") == [("17014118346046923173168730371588410567",)]
+
+
+LARGEINT_MAX = "170141183460469231731687303715884105727"  # 2^127 - 1: 39 digits, one more than decimal128's 38
+
+
+def test_largeint_holds_its_whole_128_bit_range(cur, server, db) -> None:
+    """Doris's LARGEINT extremes (+-(2^127 - 1)) load, compare, sort, aggregate, index and print exactly;
+    one past them is refused as Doris refuses it."""
+    cur.execute("CREATE TABLE lx (k INT, v LARGEINT, w LARGEINT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) "
+                "BUCKETS 2 PROPERTIES ('replication_num' = '1', 'bloom_filter_columns' = 'v')")
+    cur.execute("CREATE INDEX iw ON lx (w) USING BITMAP")
+    cur.execute(f"INSERT INTO lx VALUES (1, {LARGEINT_MAX}, 1), (2, -{LARGEINT_MAX}, 2), "
+                f"(3, {LARGEINT_MAX[:-1]}6, {LARGEINT_MAX}), (4, {'9' * 38}, NULL), (5, 1, -{LARGEINT_MAX})")
+    assert rows(cur, "SELECT k, v FROM lx ORDER BY v") == [
+        ("2", f"-{LARGEINT_MAX}"), ("5", "1"), ("4", "9" * 38), ("3", f"{LARGEINT_MAX[:-1]}6"), ("1", LARGEINT_MAX)]
+    assert rows(cur, f"SELECT k FROM lx WHERE v = {LARGEINT_MAX}") == [("1",)]
+    assert rows(cur, f"SELECT k FROM lx WHERE w = {LARGEINT_MAX}") == [("3",)]
+    assert rows(cur, f"SELECT k FROM lx WHERE v IN ({LARGEINT_MAX}, 1) ORDER BY k") == [("1",), ("5",)]
+    assert rows(cur, f"SELECT k FROM lx WHERE v > {'9' * 38} ORDER BY k") == [("1",), ("3",)]
+    assert rows(cur, "SELECT min(v), max(v), count(DISTINCT v) FROM lx") == [(f"-{LARGEINT_MAX}", LARGEINT_MAX, "5")]
+    assert rows(cur, "SELECT v - 1, v DIV 2, CAST(v AS STRING), CAST(v AS DOUBLE) FROM lx WHERE k = 1") == [
+        (f"{LARGEINT_MAX[:-1]}6", "85070591730234615865843651857942052863", LARGEINT_MAX, "1.7014118346046923e+38")]
+    assert rows(cur, f"SELECT CAST('{LARGEINT_MAX}' AS LARGEINT), CAST('-{LARGEINT_MAX}' AS LARGEINT), "
+                     f"CAST('{LARGEINT_MAX[:-1]}8' AS LARGEINT)") == [(LARGEINT_MAX, f"-{LARGEINT_MAX}", None)]
+    assert rows(cur, "SELECT k, count(*) FROM lx GROUP BY k, v HAVING v < 0") == [("2", "1")]
+    for past in (f"{LARGEINT_MAX[:-1]}8", f"-{LARGEINT_MAX[:-1]}8"):
+        with pytest.raises(pymysql.err.OperationalError, match="value is incorrect"):
+            cur.execute(f"INSERT INTO lx VALUES (9, {past}, 0)")
+    # a Stream Load's text takes the same path
+    body = f"6,{LARGEINT_MAX},-{LARGEINT_MAX}\n7,{LARGEINT_MAX[:-1]}8,0\n".encode()
+    _, resp, _ = put(server.http_port, f"/api/{db}/lx/_stream_load", body,
+                     {"column_separator": ",", "max_filter_ratio": "0.5"})
+    assert (resp["Status"], resp["NumberLoadedRows"], resp["NumberFilteredRows"]) == ("Success", 1, 1)
+    assert rows(cur, "SELECT v, w FROM lx WHERE k = 6") == [(LARGEINT_MAX, f"-{LARGEINT_MAX}")]
+
+
+def test_largeint_extremes_as_keys_partitions_and_buckets(cur) -> None:
+    cur.execute(f"CREATE TABLE lr (v LARGEINT, n INT) UNIQUE KEY(v) PARTITION BY RANGE(v) (PARTITION p0 VALUES "
+                f"LESS THAN ('0'), PARTITION p1 VALUES LESS THAN ('{LARGEINT_MAX}'), PARTITION p2 VALUES LESS THAN "
+                f"(MAXVALUE)) DISTRIBUTED BY HASH(v) BUCKETS 3 PROPERTIES ('replication_num' = '1')")
+    cur.execute(f"INSERT INTO lr VALUES ({LARGEINT_MAX}, 1), (-{LARGEINT_MAX}, 2), (5, 3)")
+    cur.execute(f"INSERT INTO lr VALUES ({LARGEINT_MAX}, 10)")
+    assert rows(cur, "SELECT * FROM lr PARTITION p2") == [(LARGEINT_MAX, "10")]
+    assert rows(cur, f"SELECT n FROM lr WHERE v = {LARGEINT_MAX}") == [("10",)]
+    cur.execute(f"EXPLAIN SELECT n FROM lr WHERE v = {LARGEINT_MAX}")
+    plan = "\n".join(r[0] for r in cur.fetchall())
+    assert "partitions=1/3 (p2)" in plan and "tablets=1/3" in plan
+    cur.execute(f"CREATE TABLE ll (v LARGEINT, n INT) DUPLICATE KEY(v) PARTITION BY LIST(v) (PARTITION p0 VALUES IN "
+                f"('{LARGEINT_MAX}', '1'), PARTITION p1 VALUES IN ('-{LARGEINT_MAX}')) DISTRIBUTED BY HASH(v) "
+                f"BUCKETS 3 PROPERTIES ('replication_num' = '1')")
+    cur.execute(f"INSERT INTO ll VALUES ({LARGEINT_MAX}, 1), (-{LARGEINT_MAX}, 2), (1, 3)")
+    assert rows(cur, "SELECT n FROM ll PARTITION p1") == [("2",)]
+    assert rows(cur, f"SELECT n FROM ll WHERE v IN (-{LARGEINT_MAX}, {LARGEINT_MAX}) ORDER BY n") == [("1",), ("2",)]
+
+
+def test_a_maxvalue_column_bound_takes_rows(cur) -> None:
+    """`VALUES LESS THAN (MAXVALUE)` (in brackets, stored per column) holds every value above the last bound."""
+    cur.execute("CREATE TABLE rm (v INT, n INT) DUPLICATE KEY(v) PARTITION BY RANGE(v) (PARTITION p0 VALUES LESS "
+                "THAN ('0'), PARTITION p1 VALUES LESS THAN (MAXVALUE)) DISTRIBUTED BY HASH(v) BUCKETS 1 "
+                "PROPERTIES ('replication_num' = '1')")
+    cur.execute("INSERT INTO rm VALUES (5, 1), (-3, 2), (2147483647, 3)")
+    assert rows(cur, "SELECT n FROM rm PARTITION p1 ORDER BY n") == [("1",), ("3",)]
 
 
 def test_predicates_of_scans_under_a_join(cur, shop) -> None:
