@@ -78,7 +78,8 @@ def show_create_table(table: OlapTable) -> str:
     body = [_column_sql(c, table.keys_type) for c in table.columns] + _index_sql(table)
     lines = [f"CREATE TABLE {_ident(table.name)} (", ",\n".join("  " + b for b in body), ") ENGINE=OLAP"]
     keys = ", ".join(_ident(c.name) for c in table.columns if c.is_key)
-    lines.append(f"{_KEYS_CLAUSE[table.keys_type]}({keys})")
+    if keys:  # a duplicate table without keys prints none
+        lines.append(f"{_KEYS_CLAUSE[table.keys_type]}({keys})")
     lines.append(f"COMMENT {_quote(table.comment)}")
     info = table.partition_info
     if info.type in ("RANGE", "LIST"):

@@ -174,7 +174,7 @@ def _dup_columns(source: Sequence[Column], desc: st.RollupDesc) -> tuple[Column,
             raise analysis_error("The first column could not be float or double") from None
     # a rollup repeating the base table's key prefix in order sorts like the base: Doris rejects it
     base = list(source)
-    if all(i >= len(base) or c.name.lower() == base[i].name.lower() or not base[i].is_key
+    if any(c.is_key for c in base) and all(i >= len(base) or c.name.lower() == base[i].name.lower() or not base[i].is_key
            for i, c in enumerate(columns)):
         raise analysis_error("Rollup contain the columns of the base table in prefix order for duplicate table "
                              "is useless.")

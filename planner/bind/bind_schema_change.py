@@ -105,7 +105,9 @@ def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
         else:
             _reorder(s, clause)
     for index in table.indexes:
-        _check_order(s.cols[index.index_id], index.name)
+        # a duplicate table created without keys (enable_duplicate_without_keys_by_default) stays keyless
+        keyless = table.keys_type == KEYS_DUP and not any(c.is_key for c in index.columns)
+        _check_order(s.cols[index.index_id], index.name, keyless)
     indexes = tuple(
         replace(i, columns=tuple(s.cols[i.index_id]),
                 short_key_column_count=_short_keys(i, s.cols[i.index_id]))
@@ -126,14 +128,14 @@ def _short_keys(index: MaterializedIndexMeta, columns: list[Column]) -> int:
     return short_key_column_count([parse_type(c.type) for c in columns if c.is_key])
 
 
-def _check_order(columns: list[Column], index_name: str) -> None:
+def _check_order(columns: list[Column], index_name: str, keyless: bool = False) -> None:
     seen_value = False
     for c in columns:
         if not c.is_key:
             seen_value = True
         elif seen_value:
             raise ddl_error(f"Invalid column order. value should be after key. index[{index_name}]")
-    if not any(c.is_key for c in columns):
+    if not keyless and not any(c.is_key for c in columns):
         raise ddl_error(f"Index[{index_name}] must have at least one key column")
 
 

@@ -137,6 +137,9 @@ def _keys(stmt: st.CreateTable, types: dict[str, DorisType]) -> tuple[str, list[
                 break
             keys.append(col.name)
         return KEYS_AGG, keys
+    if dict((k.lower(), v) for k, v in stmt.properties).get("enable_duplicate_without_keys_by_default",
+                                                              "").strip().lower() == "true":
+        return KEYS_DUP, []  # a duplicate table without a sort key (Doris 2.0+)
     return KEYS_DUP, default_duplicate_keys([(c.name, types[c.name.lower()]) for c in stmt.columns])
 
 
@@ -165,7 +168,7 @@ def default_duplicate_keys(columns: list[tuple[str, DorisType]]) -> list[str]:
 
 def _check_keys(columns: tuple[st.ColumnDefinition, ...], keys_type: str, keys: list[str]) -> None:
     """KeysDesc.analyze: keys are an ordered prefix; value columns match the model's aggregation rule."""
-    if not keys:
+    if not keys and (keys_type != KEYS_DUP or any(c.agg_type for c in columns)):
         raise analysis_error("The number of key columns is 0.")
     if len(keys) > len(columns):
         raise analysis_error("The number of key columns should be less than the number of columns.")

@@ -207,3 +207,24 @@ def test_value_columns_convert_as_they_are_read(cur) -> None:
     # conversions Doris does not run at all
     assert error(cur, "ALTER TABLE cv MODIFY COLUMN d INT") == "errCode = 2, detailMessage = Can not change DATETIME to INT"
     assert error(cur, "ALTER TABLE cv MODIFY COLUMN m INT") == "errCode = 2, detailMessage = Can not change STRING to INT"
+
+
+def test_a_duplicate_table_without_keys(cur) -> None:
+    """enable_duplicate_without_keys_by_default = true and no key clause: a duplicate table with no sort key
+    (every column Key false, no DUPLICATE KEY in SHOW CREATE TABLE), which loads, changes schema and takes a
+    rollup like any other; without the property the first columns are the keys as before."""
+    cur.execute("CREATE TABLE nk (a INT, b VARCHAR(10), c INT) DISTRIBUTED BY HASH(a) BUCKETS 2 PROPERTIES "
+                "('replication_num' = '1', 'enable_duplicate_without_keys_by_default' = 'true')")
+    assert [r[3] for r in rows(cur, "DESC nk")] == ["false", "false", "false"]
+    assert [r[5] for r in rows(cur, "DESC nk")] == ["NONE", "NONE", "NONE"]
+    ddl = rows(cur, "SHOW CREATE TABLE nk")[0][1]
+    assert "DUPLICATE KEY" not in ddl and '"enable_duplicate_without_keys_by_default" = "true"' in ddl
+    cur.execute("INSERT INTO nk VALUES (3, 'x', 1), (1, 'y', 2), (3, 'x', 1)")
+    cur.execute("ALTER TABLE nk ADD COLUMN d INT DEFAULT '7'")
+    assert rows(cur, "SELECT a, b, c, d FROM nk WHERE a = 3") == [(3, "x", 1, 7)] * 2
+    cur.execute("DROP TABLE nk")
+    cur.execute(ddl)  # SHOW CREATE TABLE's text makes the same table
+    assert [r[3] for r in rows(cur, "DESC nk")] == ["false", "false", "false"]
+    cur.execute("CREATE TABLE wk (a INT, b VARCHAR(10), c INT) DISTRIBUTED BY HASH(a) BUCKETS 2 PROPERTIES "
+                "('replication_num' = '1', 'enable_duplicate_without_keys_by_default' = 'false')")
+    assert [r[3] for r in rows(cur, "DESC wk")] == ["true", "true", "false"]
