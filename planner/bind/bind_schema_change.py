@@ -90,7 +90,19 @@ def _find(columns: list[Column], name: str) -> int:
     return next((i for i, c in enumerate(columns) if c.name.lower() == name.lower()), -1)
 
 
+def _check_conflicts(clauses: tuple) -> None:
+    """AlterOperations.checkConflict: RENAME COLUMN is a RENAME, every other column clause a SCHEMA_CHANGE, and
+    the two do not mix in one statement."""
+    current = None
+    for clause in clauses:
+        op = "RENAME" if isinstance(clause, st.RenameColumn) else "SCHEMA_CHANGE"
+        if current is not None and op != current:
+            raise ddl_error(f"Alter operation {op} conflicts with operation {current}")
+        current = op
+
+
 def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
+    _check_conflicts(stmt.clauses)
     s = _Schemas(table)
     for clause in stmt.clauses:
         if isinstance(clause, st.AddColumns):
@@ -112,9 +124,6 @@ def bind_schema_change(table: OlapTable, stmt: st.AlterColumns) -> SchemaChange:
         replace(i, columns=tuple(s.cols[i.index_id]),
                 short_key_column_count=_short_keys(i, s.cols[i.index_id]))
         for i in table.indexes)
-    if s.rewrite and s.renames:
-        raise ddl_error("Can not rename column in a schema change that rewrites the data; rename it in its own "
-                        "statement")
     rewrite = tuple(i.index_id for i in table.indexes if i.index_id in s.rewrite)
     return SchemaChange(tuple(s.base), indexes, s.partition_info, s.distribution, tuple(s.properties),
                         tuple(s.index_defs), tuple(s.renames), rewrite)

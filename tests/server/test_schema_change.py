@@ -161,7 +161,11 @@ def test_compaction_writes_the_new_schema(manual, mcur) -> None:  # noqa: F811
                 f"DISTRIBUTED BY HASH(k) BUCKETS 1 {PROPS}")
     for i in range(6):
         cur.execute(f"INSERT INTO c VALUES ({i % 3}, 'a', {i}), (1, 'b', 1)")
-    cur.execute("ALTER TABLE c ADD COLUMN m INT MAX DEFAULT '5', RENAME COLUMN tag label, DROP COLUMN v")
+    with pytest.raises(pymysql.err.OperationalError, match="Alter operation SCHEMA_CHANGE conflicts with operation "
+                                                           "RENAME"):
+        cur.execute("ALTER TABLE c RENAME COLUMN tag label, ADD COLUMN m INT MAX DEFAULT '5'")
+    cur.execute("ALTER TABLE c ADD COLUMN m INT MAX DEFAULT '5', DROP COLUMN v")
+    cur.execute("ALTER TABLE c RENAME COLUMN tag label")
     cur.execute("INSERT INTO c VALUES (1, 'b', 9)")
     before = rows(cur, "SELECT * FROM c ORDER BY k, label")
     assert before == [(0, "a", 5), (1, "a", 5), (1, "b", 9), (2, "a", 5)]
