@@ -63,6 +63,11 @@ def _table_refs(query: exp.Expression) -> list[exp.Table]:
             if isinstance(t.this, dx.TableFunction) or not (not t.db and t.name in ctes)]
 
 
+def table_names(query: exp.Expression) -> list[tuple[str | None, str]]:
+    """(database, table) of each table the SELECT reads (not its files or CTEs)."""
+    return [(t.db or None, t.name) for t in _table_refs(query) if not isinstance(t.this, dx.TableFunction)]
+
+
 def reads_data(query: exp.Expression, current_db: str | None) -> bool:
     """True when the SELECT reads dorislite tables or files only (the Spark path); False for constant
     SELECTs and queries over information_schema (the in-process path)."""

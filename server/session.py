@@ -52,7 +52,7 @@ from planner.plan_cache import PlanCache
 from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
-from planner.spark_sources import OlapRef, reads_data
+from planner.spark_sources import OlapRef, reads_data, table_names
 from server import accounts, show, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
@@ -530,7 +530,8 @@ class Session:
             check_insert_targets(table.name, table.columns, s.columns, s.values)
         # generated columns are computed in-process from the bound rows
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
-            local is None and not s.temporary and not generated and not self.in_process_loads
+            local is None and not s.temporary and not generated and not self.in_process_loads and \
+            not self._reads_or_writes_largeint(table, s.query)
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
@@ -565,6 +566,17 @@ class Session:
                 raise doris_error(f"Insert has filtered data in strict mode. Reason: column({c.name}) is a NOT NULL "
                                   "generated column and its expression is NULL for a row")
         return data
+
+    def _reads_or_writes_largeint(self, table: OlapTable, query: exp.Expression) -> bool:
+        """A LARGEINT's 39-digit values do not fit Spark's widest decimal (38 digits): such an INSERT ... SELECT
+        runs in-process."""
+        tables = [table]
+        for db, name in table_names(query):
+            try:
+                tables.append(self.table(db, name))
+            except StatementError:
+                continue  # a view, or a missing table the statement reports itself
+        return any(c.type.upper().startswith("LARGEINT") for t in tables for c in t.columns)
 
     def _insert_spark(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
         assert s.query is not None

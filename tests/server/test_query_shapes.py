@@ -112,6 +112,10 @@ def test_largeint_holds_its_whole_128_bit_range(cur, server, db) -> None:
                      {"column_separator": ",", "max_filter_ratio": "0.5"})
     assert (resp["Status"], resp["NumberLoadedRows"], resp["NumberFilteredRows"]) == ("Success", 1, 1)
     assert rows(cur, "SELECT v, w FROM lx WHERE k = 6") == [(LARGEINT_MAX, f"-{LARGEINT_MAX}")]
+    # INSERT ... SELECT of such values stays in-process (Spark's decimals stop at 38 digits)
+    cur.execute("CREATE TABLE lx2 LIKE lx")
+    cur.execute("INSERT INTO lx2 SELECT * FROM lx")
+    assert rows(cur, "SELECT max(v), min(w) FROM lx2") == [(LARGEINT_MAX, f"-{LARGEINT_MAX}")]
 
 
 def test_largeint_extremes_as_keys_partitions_and_buckets(cur) -> None:
