@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import uuid
 from collections.abc import Callable
@@ -66,6 +67,15 @@ def _table_refs(query: exp.Expression) -> list[exp.Table]:
 def table_names(query: exp.Expression) -> list[tuple[str | None, str]]:
     """(database, table) of each table the SELECT reads (not its files or CTEs)."""
     return [(t.db or None, t.name) for t in _table_refs(query) if not isinstance(t.this, dx.TableFunction)]
+
+
+def file_bytes(query: exp.Expression) -> int:
+    """The size of the files the SELECT's table functions (local(), ...) read."""
+    total = 0
+    for t in _table_refs(query):
+        if isinstance(t.this, dx.TableFunction):
+            total += sum(os.path.getsize(p) for p in options_of(t.this).paths)
+    return total
 
 
 def reads_data(query: exp.Expression, current_db: str | None) -> bool:

@@ -52,7 +52,7 @@ from planner.plan_cache import PlanCache
 from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
-from planner.spark_sources import OlapRef, reads_data, table_names
+from planner.spark_sources import OlapRef, file_bytes, reads_data, table_names
 from server import accounts, show, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
@@ -531,7 +531,7 @@ class Session:
         # generated columns are computed in-process from the bound rows
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
             local is None and not s.temporary and not generated and not self.in_process_loads and \
-            not self._reads_or_writes_largeint(table, s.query)
+            not self._in_process_select(table, s.query)
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
         try:
@@ -567,16 +567,23 @@ class Session:
                                   "generated column and its expression is NULL for a row")
         return data
 
-    def _reads_or_writes_largeint(self, table: OlapTable, query: exp.Expression) -> bool:
-        """A LARGEINT's 39-digit values do not fit Spark's widest decimal (38 digits): such an INSERT ... SELECT
-        runs in-process."""
+    def _in_process_select(self, table: OlapTable, query: exp.Expression) -> bool:
+        """An INSERT ... SELECT runs in-process, not on Spark, when its input (the tables' data, the files) is
+        under fe.conf insert_spark_threshold_mb, as INSERT VALUES does; and when it reads or writes a LARGEINT
+        column, whose 39-digit values do not fit Spark's widest decimal (38 digits)."""
         tables = [table]
+        size, known = file_bytes(query), True
         for db, name in table_names(query):
             try:
-                tables.append(self.table(db, name))
+                source = self.table(db, name)
             except StatementError:
-                continue  # a view, or a missing table the statement reports itself
-        return any(c.type.upper().startswith("LARGEINT") for t in tables for c in t.columns)
+                known = False  # a view (or a missing table, which the statement reports itself)
+                continue
+            tables.append(source)
+            size += sum(p.data_size for p in source.partitions)
+        if any(c.type.upper().startswith("LARGEINT") for t in tables for c in t.columns):
+            return True
+        return known and size < self.ctx.config.get_int("insert_spark_threshold_mb", 64) * 1024 * 1024
 
     def _insert_spark(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
         assert s.query is not None

@@ -10,7 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pymysql
@@ -38,6 +38,21 @@ class ServerProcess:
     env: dict[str, str] | None = None  # the server's whole environment (default: the tests')
     cwd: Path = ROOT
     root_password: str | None = ""
+    # fe.conf keys set over `conf`'s: tests start no Spark ahead of need, and their INSERT ... SELECT keeps to
+    # the Spark path unless a test asks for the in-process one
+    fe_overrides: dict[str, str] = field(default_factory=lambda: {"spark_prestart": "false",
+                                                                  "insert_spark_threshold_mb": "0"})
+
+    def _conf_dir(self) -> Path:
+        source = self.conf or ROOT / "conf"
+        target = self.storage.parent / f"conf-{self.port}"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ("fe.conf", "be.conf"):
+            text = (source / name).read_text() if (source / name).exists() else ""
+            if name == "fe.conf":
+                text += "\n" + "".join(f"{k} = {v}\n" for k, v in self.fe_overrides.items())
+            (target / name).write_text(text)
+        return target
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         self.log = self.storage.parent / f"server-{self.port}.log"
@@ -48,7 +63,7 @@ class ServerProcess:
             env["DORISLITE_ROOT_PASSWORD"] = self.root_password
         self.proc = subprocess.Popen(
             [*self.command, "serve", "--port", str(self.port), "--storage", str(self.storage),
-             "--http-port", str(self.http_port), "--fe-http-port", str(self.fe_http_port), *(["--conf", str(self.conf)] if self.conf else [])],
+             "--http-port", str(self.http_port), "--fe-http-port", str(self.fe_http_port), "--conf", str(self._conf_dir())],
             cwd=self.cwd, env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

@@ -1,0 +1,70 @@
+"""Where an INSERT ... SELECT runs (issue 15): a small input in-process, as INSERT VALUES; a larger one on Spark,
+which the server starts in the background at startup (fe.conf spark_prestart) so the first load does not wait
+for its JVM."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.conftest import ServerProcess, free_port
+
+PROPS = "DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ('replication_num' = '1')"
+
+
+def _spark_started(srv: ServerProcess) -> bool:
+    assert srv.log is not None
+    return "Spark started" in srv.log.read_text()
+
+
+def test_a_small_insert_select_runs_in_process(tmp_path: Path) -> None:
+    srv = ServerProcess(free_port(), tmp_path / "data",
+                        fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
+    try:
+        csv = tmp_path / "in.csv"
+        csv.write_text("".join(f"{i},{i * 2}\n" for i in range(1000)))
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE d")
+            cur.execute("USE d")
+            cur.execute(f"CREATE TABLE a (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute(f"CREATE TABLE b (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            started = time.monotonic()
+            cur.execute(f"INSERT INTO a SELECT * FROM local('file_path' = '{csv}', 'format' = 'csv', "
+                        "'column_separator' = ',', 'csv_schema' = 'k:int;v:int')")
+            cur.execute("INSERT INTO b SELECT k, v + 1 FROM a WHERE k < 10")
+            elapsed = time.monotonic() - started
+            cur.execute("SELECT count(*), sum(v) FROM a")
+            assert cur.fetchone() == (1000, 999000)
+            cur.execute("SELECT sum(v) FROM b")
+            assert cur.fetchone() == (100,)
+            cur.execute("SHOW LOAD")
+            assert [r[2] for r in cur.fetchall()] == ["FINISHED", "FINISHED"]
+        assert not _spark_started(srv), "a small INSERT ... SELECT started Spark"
+        assert elapsed < 30  # generous: in-process it is well under a second; Spark's start alone takes longer
+    finally:
+        srv.stop()
+
+
+def test_spark_starts_in_the_background_at_startup(tmp_path: Path) -> None:
+    srv = ServerProcess(free_port(), tmp_path / "data",
+                        fe_overrides={"spark_prestart": "true", "insert_spark_threshold_mb": "0"}).start()
+    try:
+        with srv.connect() as conn, conn.cursor() as cur:  # the server answers while Spark starts
+            cur.execute("SELECT 1")
+            assert cur.fetchone() == (1,)
+        deadline = time.monotonic() + 180
+        while not _spark_started(srv) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _spark_started(srv)
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE d")
+            cur.execute("USE d")
+            cur.execute(f"CREATE TABLE a (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute("INSERT INTO a VALUES (1, 2), (3, 4)")
+            cur.execute(f"CREATE TABLE b (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute("INSERT INTO b SELECT * FROM a")  # on Spark (threshold 0), already up
+            cur.execute("SELECT sum(v) FROM b")
+            assert cur.fetchone() == (6,)
+        assert srv.log is not None and srv.log.read_text().count("Spark started") == 1
+    finally:
+        srv.stop()
