@@ -81,6 +81,7 @@ class DorisLite:
         await self.http.start()
         await self.fe_http.start()
         self.context.http_base = f"http://{self.host}:{self.http.port or self.http.requested_port}"
+        self.context.fe_http_port = self.fe_http.port or self.fe_http.requested_port
         await self.server.start()
         if self.config.get_bool("spark_prestart", True) and spark_available():
             threading.Thread(target=_prestart_spark, args=(dict(self.config.fe),), name="spark-prestart",

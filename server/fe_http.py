@@ -4,22 +4,29 @@
     GET|POST /api/_set_config?key=value[&key2=value2][&persist=false]   runtime FE config (ADMIN SET FRONTEND CONFIG)
     GET      /api/show_proc?path=/colocation_group                      SHOW PROC
     GET      /api/bootstrap, /api/health                                 liveness for scripts and load balancers
+    GET      /api/backends?is_alive=true, /rest/v1/system?path=//backends where to send Stream Loads (connectors)
+    GET      /api/{db}/{table}/_schema                                   a table's columns (connectors)
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from server.access import basic_auth
-from server.colocation import PROC_COLUMNS, colocation_rows
+from server.access import Identity, basic_auth
+from server.nodes import backend_port
+from server.proc import proc_table
 from server.stream_load import stream_load_target
+from sql.types import parse_type
+from storage.catalog.partition_items import internal_type_name
 
 if TYPE_CHECKING:
     from server.session import SessionContext
 
 Reply = tuple[int, dict]
+_SCHEMA_PATH = re.compile(r"^/api/([^/]+)/([^/]+)/_schema/?$")
 _RESERVED = {"persist", "reset_persist"}
 
 
@@ -59,12 +66,53 @@ class FrontendApi:
 
     def show_proc(self, params: dict[str, list[str]]) -> Reply:
         path = "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
-        if path == "/":
-            return 200, _ok([{"name": "colocation_group"}])
-        if path == "/colocation_group":
-            return 200, _ok([dict(zip(PROC_COLUMNS, row, strict=True)) for row in colocation_rows(
-                self.ctx.engine.catalog)])
-        return 200, _error(1, f"Path[{path}] doesn't exist")
+        found = proc_table(self.ctx, path)
+        if found is None:
+            return 200, _error(1, f"Path[{path}] doesn't exist")
+        columns, rows = found
+        return 200, _ok([dict(zip(columns, row, strict=True)) for row in rows])
+
+    def backends(self, params: dict[str, list[str]]) -> Reply:
+        """GET /api/backends?is_alive=true: where the Spark / Flink connectors send their Stream Loads."""
+        host, port = backend_port(self.ctx)
+        return 200, _ok({"backends": [{"ip": host, "http_port": port, "is_alive": True}]})
+
+    def system(self, params: dict[str, list[str]]) -> Reply:
+        """GET /rest/v1/system?path=//backends: the proc tree as the older connectors read it."""
+        path = "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
+        found = proc_table(self.ctx, path)
+        if found is None:
+            return 200, _error(1, f"Path[{path}] doesn't exist")
+        columns, rows = found
+        return 200, _ok({"href_columns": [], "parent_url": "/rest/v1/system?path=/", "column_names": columns,
+                         "rows": [dict(zip(columns, row, strict=True)) for row in rows]})
+
+    def login(self, params: dict[str, list[str]]) -> Reply:
+        return 200, _ok(None)
+
+    def table_schema(self, db: str, table: str, identity: Identity) -> Reply:
+        """GET /api/{db}/{table}/_schema (Doris's TableSchemaAction), what the connectors map columns with."""
+        catalog = self.ctx.engine.catalog
+        found = catalog.get_table(db, table) if catalog.get_database(db) is not None else None
+        if found is None:
+            return 200, _error(1, f"Table [{table}] does not exist in database [{db}].")
+        if not self.ctx.users.has_any(identity, db, table):
+            return 200, _error(1, f"SELECT command denied to user '{identity.name}' for table '{db}.{table}'")
+        props = []
+        for column in found.columns:
+            t = parse_type(column.type)
+            name = internal_type_name(column.type)
+            if t.name == "DECIMAL":  # PrimitiveType's DECIMALV3 names: by the storage width
+                name = "DECIMAL32" if (t.precision or 9) <= 9 else "DECIMAL64" if (t.precision or 9) <= 18 else \
+                    "DECIMAL128"
+            info = {"type": name, "comment": column.comment or "",
+                    "name": column.name, "aggregation_type": "" if column.is_key or not column.aggregation or
+                    column.aggregation == "NONE" else column.aggregation,
+                    "is_nullable": "Yes" if column.nullable else "No"}
+            if t.name == "DECIMAL":
+                info.update(precision=str(t.precision), scale=str(t.scale))
+            props.append(info)
+        return 200, _ok({"properties": props, "keysType": found.keys_type, "status": 200})
 
     def bootstrap(self, params: dict[str, list[str]]) -> Reply:
         return 200, _ok({"replayedJournalId": 0, "queryPort": self.ctx.config.get_int("query_port", 9030),
@@ -78,6 +126,9 @@ class FrontendApi:
         return {
             "/api/_set_config": (("GET", "POST"), True, self.set_config),
             "/api/show_proc": (("GET",), True, self.show_proc),
+            "/api/backends": (("GET",), False, self.backends),
+            "/rest/v1/system": (("GET",), True, self.system),
+            "/rest/v1/login": (("GET", "POST"), True, self.login),
             "/api/bootstrap": (("GET",), False, self.bootstrap),
             "/api/health": (("GET",), False, self.health),
         }
@@ -88,6 +139,12 @@ class FrontendApi:
             # as Doris's FE: a Stream Load is redirected to the backend's HTTP port (curl --location-trusted)
             return 307, _ok("redirect to the backend"), {"Location": f"{self.ctx.http_base}{target}"}
         route = self.routes().get(parts.path.rstrip("/") or "/")
+        schema = _SCHEMA_PATH.match(parts.path)
+        if route is None and schema is not None and method == "GET":
+            identity = basic_auth(self.ctx.users, headers or {})
+            if identity is None:
+                return 401, _error(401, "Unauthorized", "Need auth information.")
+            return self.table_schema(unquote(schema.group(1)), unquote(schema.group(2)), identity)
         if route is None:
             return 404, _error(404, "Not Found")
         methods, needs_auth, handler = route

@@ -53,16 +53,18 @@ from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
 from planner.spark_sources import OlapRef, file_bytes, reads_data, table_names
-from server import accounts, show, table_writes, views
+from server import accounts, show, show_data, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
 from server.audit import AuditLog
-from server.colocation import PROC_COLUMNS, check_colocation, colocation_rows
+from server.colocation import check_colocation
 from server.config import MUTABLE_FE_KEYS, Config
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
+from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_rows, frontend_rows
+from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult, Result, ResultSet, StatementError
@@ -98,6 +100,8 @@ class SessionContext:
     ddl_lock: threading.Lock = field(default_factory=threading.Lock)
     http_base: str = "http://127.0.0.1:8040"  # the HTTP API's address (SHOW TABLETS' URLs), set at start
     audit: AuditLog | None = None  # log/fe.audit.log, set by the server
+    fe_http_port: int = 8030  # the FE HTTP API's port, set at start
+    started_at: float = field(default_factory=time.time)
 
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
@@ -661,14 +665,36 @@ class Session:
         return run_predicate_delete(engine, bound)
 
     def _show_proc(self, s: st.ShowProc) -> Result:
-        """SHOW PROC: the '/' listing and '/colocation_group' (the rest of Doris's proc tree is not kept)."""
+        """SHOW PROC: '/', '/backends', '/frontends' and '/colocation_group' (the rest of Doris's proc tree is not
+        kept)."""
         path = "/" + s.path.strip().strip("/")
-        if path == "/":
-            return ResultSet(show.string_table(["name"], [["colocation_group"]]))
-        if path == "/colocation_group":
-            return ResultSet(show.string_table(list(PROC_COLUMNS), colocation_rows(self.ctx.engine.catalog)))
-        element = path.strip("/").split("/")[0]
-        raise doris_error(f"Path[{s.path}]'s element[{element}] doesn't exist")
+        found = proc_table(self.ctx, path)
+        if found is None:
+            element = path.strip("/").split("/")[0]
+            raise doris_error(f"Path[{s.path}]'s element[{element}] doesn't exist")
+        return ResultSet(show.string_table(*found))
+
+    def _show_nodes(self, s: st.ShowNodes) -> Result:
+        if s.kind == "BACKENDS":
+            return ResultSet(show.string_table(list(BACKEND_COLUMNS), backend_rows(self.ctx)))
+        return ResultSet(show.string_table(list(FRONTEND_COLUMNS), frontend_rows(self.ctx)))
+
+    def _show_data(self, s: st.ShowData) -> Result:
+        engine = self.ctx.engine
+        if s.table is not None:
+            table = show.string_table(list(show_data.TABLE_COLUMNS), show_data.table_rows(engine,
+                                                                                        self.table(s.db, s.table)))
+        elif s.db or self.database:
+            db = self._db(s.db)
+            if engine.catalog.get_database(db) is None:
+                raise doris_error(f"Unknown database '{db}'", 1049, "42000")
+            table = show.string_table(list(show_data.DB_COLUMNS), show_data.database_rows(engine, db))
+        else:
+            visible = {d.name for d in engine.catalog.list_databases() if self.visible(d.name)}
+            table = show.string_table(list(show_data.ALL_COLUMNS), show_data.all_rows(engine, visible))
+        if s.order_by:
+            table = self._over(table, exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by)))
+        return ResultSet(table)
 
     def _show_delete(self, s: st.ShowDelete) -> Result:
         db = self._db(s.db)
@@ -1190,6 +1216,8 @@ class Session:
         st.Delete: _delete,
         st.ShowDelete: _show_delete,
         st.ShowProc: _show_proc,
+        st.ShowNodes: _show_nodes,
+        st.ShowData: _show_data,
         st.ShowLoad: _show_load,
         st.ShowQueryProfile: _show_query_profile,
         st.CancelLoad: _cancel_load,

@@ -55,6 +55,15 @@ def _admin(session: Session, s: Any) -> None:
     session.ctx.users.require_global(session.identity, "ADMIN_PRIV")
 
 
+def _show_data(session: Session, s: st.ShowData) -> None:
+    """SHOW DATA FROM t: any privilege on t; of a database: on the database; of every database: none (each row
+    is a database the user can see)."""
+    if s.table is not None:
+        _visible_table()(session, s)
+    elif s.db or session.database:
+        _visible_database()(session, s)
+
+
 def _create_table_like(session: Session, s: st.CreateTableLike) -> None:
     _table("CREATE_PRIV", "name")(session, s)
     source_db = session._db(s.source_db)
@@ -117,6 +126,8 @@ CHECKS: dict[type, Check] = {
     st.ShowConfig: _admin,
     st.AdminSetConfig: _admin,
     st.ShowProc: _admin,
+    st.ShowNodes: _admin,
+    st.ShowData: _show_data,
     st.SetVariables: _set_variables,
 }
 

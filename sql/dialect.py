@@ -110,6 +110,10 @@ class DorisLiteParser(DorisParser):
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_show_alter_table("ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_show_alter_table("COLUMN"),
         "DELETE": _show("DELETE"),
+        "BACKENDS": _show("BACKENDS"),
+        "FRONTENDS": _show("FRONTENDS"),
+        "DATA": lambda self: self.expression(dx.ShowData(
+            this=self._parse_table_parts() if self._match(TokenType.FROM) else None, order=self._parse_order())),
         "PROC": lambda self: self.expression(exp.Show(
             this="PROC", target=self._parse_string() or self.raise_error("Expected a quoted proc path"))),
     }

@@ -110,6 +110,12 @@ class ShowLoad(exp.Expression):
     arg_types = {"db": False, "where": False, "order": False, "limit": False, "offset": False}
 
 
+class ShowData(exp.Expression):
+    """`SHOW DATA [FROM [db.]table] [ORDER BY ..]`."""
+
+    arg_types = {"this": False, "order": False}
+
+
 class CancelLoad(exp.Expression):
     """`CANCEL LOAD [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "LOADING"`."""
 

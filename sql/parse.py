@@ -697,6 +697,8 @@ _SHOWS: dict[str, Callable[[exp.Show], st.Statement]] = {
     "FRONTEND CONFIG": lambda s: st.ShowConfig(_show_like(s)),
     "DELETE": lambda s: st.ShowDelete(_text(s.args.get("db"))),
     "PROC": lambda s: st.ShowProc(_text(s.args.get("target")) or ""),
+    "BACKENDS": lambda s: st.ShowNodes("BACKENDS"),
+    "FRONTENDS": lambda s: st.ShowNodes("FRONTENDS"),
     **{
         kind: (
             lambda s, name=name: st.ShowSimple(
@@ -748,6 +750,13 @@ def _show_load(node: dx.ShowLoad) -> st.Statement:
         _text(node.args.get("db")), _where(node.args.get("where")), tuple(order.expressions) if order else (),
         _int(node.args.get("limit")), _int(node.args.get("offset")),
     )
+
+
+def _show_data(node: dx.ShowData) -> st.Statement:
+    order = node.args.get("order")
+    table = node.this
+    return st.ShowData(_text(table.args.get("db")) if table else None, table.name if table else None,
+                       tuple(order.expressions) if order else ())
 
 
 def _cancel_load(node: dx.CancelLoad) -> st.Statement:
@@ -1109,6 +1118,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowPartitions: _show_partitions,
     dx.ShowTablets: _show_tablets,
     dx.ShowLoad: _show_load,
+    dx.ShowData: _show_data,
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,
     dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(

@@ -659,6 +659,22 @@ class Update(Statement):
 
 
 @dataclass(frozen=True)
+class ShowNodes(Statement):
+    """SHOW BACKENDS | SHOW FRONTENDS."""
+
+    kind: str  # BACKENDS | FRONTENDS
+
+
+@dataclass(frozen=True)
+class ShowData(Statement):
+    """SHOW DATA [FROM [db.]table] [ORDER BY ..]."""
+
+    db: str | None = None
+    table: str | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+
+
+@dataclass(frozen=True)
 class ShowProc(Statement):
     """SHOW PROC '/path' (Doris's proc tree: '/', '/colocation_group', '/dbs', '/backends' ...)."""
 

@@ -36,7 +36,7 @@ def test_colocation_groups(cur) -> None:
     [row] = cur.fetchall()
     assert row[1].endswith("_g1") and len(row[2].split(", ")) == 2 and row[3:] == (
         "4", "tag.location.default: 1", "int", "true", "")
-    assert rows(cur, "SHOW PROC '/'") == [("colocation_group",)]
+    assert rows(cur, "SHOW PROC '/'") == [("backends",), ("colocation_group",), ("frontends",)]
     assert "doesn't exist" in error(cur, "SHOW PROC '/nope'")
 
 
