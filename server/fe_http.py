@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from server.access import Identity, basic_auth
 from server.nodes import backend_port
 from server.proc import proc_table
-from server.stream_load import stream_load_target
+from server.stream_load import is_stream_load_path
 from sql.types import parse_type
 from storage.catalog.partition_items import internal_type_name
 
@@ -135,7 +135,7 @@ class FrontendApi:
 
     def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> tuple:
         parts = urlsplit(target)
-        if method == "PUT" and stream_load_target(parts.path) is not None:
+        if method == "PUT" and is_stream_load_path(parts.path):
             # as Doris's FE: a Stream Load is redirected to the backend's HTTP port (curl --location-trusted)
             return 307, _ok("redirect to the backend"), {"Location": f"{self.ctx.http_base}{target}"}
         route = self.routes().get(parts.path.rstrip("/") or "/")

@@ -229,6 +229,7 @@ class Session:
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
         self.in_process_loads = False  # a small Stream Load's INSERT ... SELECT runs here, not on Spark
+        self.precommit_loads = False  # a two-phase Stream Load: written, published by its second request
         self.rejected_rows: list[str] | None = None  # set: an in-process load keeps its filtered rows here
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
@@ -646,7 +647,7 @@ class Session:
                 if overwrite is None or not overwrite.targets(()):
                     return InsertOutcome(job.label, None, 0, 0)
             load = self.ctx.engine.load(table, data, label=job.label, strict=strict, overwrite=overwrite,
-                                        temporary=s.temporary)
+                                        temporary=s.temporary, precommit=self.precommit_loads)
             job.loading(load.txn_id)
             return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
 

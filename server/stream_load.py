@@ -13,7 +13,10 @@ labels, the transaction, strict mode, partitions, type conversion and the audit 
 `columns: k1, tmp, v = tmp * 10` names the file's columns in order (CSV; JSON fields by name) and derives others;
 without it the file's columns are the table's, in order (JSON: the table's columns the file has). A body smaller than
 fe.conf `stream_load_spark_threshold_mb` loads in-process, a larger one on Spark like any file load. The reply is
-Doris's JSON (TxnId, Label, Status Success / Label Already Exists / Fail, counters, timings).
+Doris's JSON (TxnId, Label, Status Success / Label Already Exists / Fail, counters, timings). With
+`two_phase_commit: true` the rows are written and held; `PUT /api/{db}/_stream_load_2pc` with `txn_id` (or `label`)
+and `txn_operation: commit | abort` publishes or drops them (held ones expire after fe.conf
+stream_load_default_precommit_timeout_second, and do not survive a restart).
 """
 
 from __future__ import annotations
@@ -87,7 +90,21 @@ class StreamLoad:
         from server.session import Session
 
         session = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {}, identity))
+        two_phase = headers.get("two_phase_commit", "false").strip().lower() == "true"
+        reply["TwoPhaseCommit"] = "true" if two_phase else "false"
+        group_commit = headers.get("group_commit", "").strip().lower()
         try:
+            if group_commit not in ("", "off_mode"):
+                # Doris's checks; the load then commits at once, its own batch (Doris may merge it with others)
+                if group_commit not in ("sync_mode", "async_mode"):
+                    raise StreamLoadError(f"group_commit can only be [async_mode, sync_mode, off_mode], not "
+                                          f"{group_commit}")
+                if headers.get("label", "").strip():
+                    raise StreamLoadError("label and group_commit can't be set at the same time")
+                if two_phase:
+                    raise StreamLoadError("group commit does not support two phase commit")
+                label = reply["Label"] = f"group_commit_{uuid.uuid4().hex[:16]}"
+                reply["GroupCommit"] = True
             sql, source_count = self.statement(session, db, table, headers, body, label)
             threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
             session.in_process_loads = body.stat().st_size < threshold
@@ -99,6 +116,9 @@ class StreamLoad:
                                      ("exec_mem_limit", "exec_mem_limit")):
                 if headers.get(header):
                     session.vars.set(variable, headers[header].strip(), "session")
+            if two_phase:  # written now, published by PUT /api/{db}/_stream_load_2pc (txn_operation: commit)
+                session.in_process_loads = session.precommit_loads = True
+                self.ctx.engine.expire_precommitted(self.precommit_timeout)
             session.rejected_rows = []
             [result] = session.execute(sql, False)
         except StreamLoadError as e:
@@ -127,6 +147,47 @@ class StreamLoad:
                      NumberUnselectedRows=max(0, total - selected), NumberTotalRows=max(total, selected))
         return reply
 
+    @property
+    def precommit_timeout(self) -> int:
+        return self.ctx.config.get_int("stream_load_default_precommit_timeout_second", 3600)
+
+    def two_phase(self, db: str, headers: dict[str, str], identity: Identity) -> dict[str, Any]:
+        """PUT /api/{db}/_stream_load_2pc with `txn_id` (or `label`) and `txn_operation: commit | abort`."""
+        engine = self.ctx.engine
+        engine.expire_precommitted(self.precommit_timeout)
+        operation = headers.get("txn_operation", "").strip().lower()
+        try:
+            if operation not in ("commit", "abort"):
+                raise StreamLoadError("txn_operation must be commit or abort")
+            database = engine.catalog.get_database(db)
+            if database is None:
+                raise StreamLoadError(f"Unknown database '{db}'")
+            txn_text, label = headers.get("txn_id", "").strip(), headers.get("label", "").strip()
+            if txn_text:
+                if not txn_text.isdigit():
+                    raise StreamLoadError(f"invalid txn_id: {txn_text}")
+                txn = engine.catalog.get_txn(int(txn_text))
+            elif label:
+                txn = engine.catalog.get_txn_by_label(database.db_id, label)
+            else:
+                raise StreamLoadError("txn_id or label is required")
+            if txn is None or txn.db_id != database.db_id:
+                raise StreamLoadError(f"transaction [{txn_text or label}] not found")
+            table = engine.catalog.get_table_by_id(txn.table_id)
+            if table is not None:
+                self.ctx.users.require_table(identity, "LOAD_PRIV", db, table.name)
+            if operation == "commit":
+                engine.commit_precommitted(txn.txn_id)
+            else:
+                engine.abort_precommitted(txn.txn_id)
+        except StreamLoadError as e:
+            return {"status": "Fail", "msg": f"errCode = 2, detailMessage = {e.message}"}
+        except Exception as e:  # noqa: BLE001 - a refused commit (privilege, publish) is the reply's msg
+            message = str(getattr(e, "message", None) or e)
+            return {"status": "Fail", "msg": message if message.startswith("errCode") else
+                    f"errCode = 2, detailMessage = {message}"}
+        return {"status": "Success", "msg": f"transaction [{txn.txn_id}] {operation} successfully."}
+
     def _error_log(self, label: str, lines: list[str]) -> str:
         """The rejected rows with their reasons in a file; the URL that serves it (GET, the HTTP port)."""
         folder = error_log_dir(self.ctx.engine.root)
@@ -141,8 +202,6 @@ class StreamLoad:
         if fmt not in _FORMATS:
             raise StreamLoadError(f"format {fmt} is not supported: csv, csv_with_names, csv_with_names_and_types, "
                                   "json")
-        if headers.get("two_phase_commit", "false").lower() == "true" or headers.get("group_commit"):
-            raise StreamLoadError("two_phase_commit and group_commit are not supported by this server")
         local_format, skip = _FORMATS[fmt]
         props = {"file_path": str(body), "format": local_format}
         if local_format == "csv":
@@ -216,12 +275,18 @@ class StreamLoad:
 
 
 _PATH = re.compile(r"^/api/([^/]+)/([^/]+)/_stream_load$")
+_TWO_PHASE_PATH = re.compile(r"^/api/([^/]+)/_stream_load_2pc$")
 
 
 def error_log_dir(root: Path) -> Path:
     folder = Path(root) / "error_log"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def is_stream_load_path(path: str) -> bool:
+    """/api/{db}/{table}/_stream_load or /api/{db}/_stream_load_2pc."""
+    return _PATH.match(path) is not None or _TWO_PHASE_PATH.match(path) is not None
 
 
 def stream_load_target(path: str) -> tuple[str, str] | None:
@@ -246,7 +311,7 @@ class StreamLoadApi:
         return folder
 
     def streams(self, method: str, path: str) -> bool:
-        return method == "PUT" and stream_load_target(path) is not None
+        return method == "PUT" and is_stream_load_path(path)
 
     def authenticate(self, headers: dict[str, str]) -> Identity | None:
         from server.access import basic_auth
@@ -255,6 +320,9 @@ class StreamLoadApi:
 
     def handle_stream(self, path: str, headers: dict[str, str], body: Path, identity: Identity,
                       client: str) -> dict[str, Any]:
+        two_phase = _TWO_PHASE_PATH.match(path)
+        if two_phase is not None:
+            return self.loader.two_phase(two_phase.group(1), headers, identity)
         target = stream_load_target(path)
         assert target is not None
         return self.loader.run(target[0], target[1], headers, body, identity, client)

@@ -291,6 +291,10 @@ class StorageEngine:
             self.catalog = Catalog(self.root)
             self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
+        # loads written and held for a second phase (Stream Load two_phase_commit): txn -> what commit() needs;
+        # in memory only (the catalog keeps them PREPARE), so a restart aborts them with the other unfinished
+        self._precommitted: dict[int, tuple[list[StagedRowset], list[int], Overwrite | None, float]] = {}
+        self._precommit_lock = threading.Lock()
         if "storage_page_cache_limit" in self.config or "disable_storage_page_cache" in self.config:
             column_cache.configure(self.config.get("storage_page_cache_limit"),
                                    str(self.config.get("disable_storage_page_cache", "false")).lower() == "true")
@@ -394,10 +398,11 @@ class StorageEngine:
     # ------------------------------------------------------------ load
 
     def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True,
-             overwrite: Overwrite | None = None, temporary: bool = False) -> LoadResult:
+             overwrite: Overwrite | None = None, temporary: bool = False, precommit: bool = False) -> LoadResult:
         """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction;
         with `overwrite`, the data replaces that of the partitions it names; with `temporary`, the rows go to
-        the temporary partitions `table.partitions` names."""
+        the temporary partitions `table.partitions` names; with `precommit`, the rows are written but published
+        only by commit_precommitted (abort_precommitted drops them)."""
         current = self.catalog.get_table_by_id(table.table_id)
         if current is None:
             raise doris_error(f"Unknown table '{table.name}'", 1051, "42S02")
@@ -419,12 +424,52 @@ class StorageEngine:
             positions = keep[1]
             rows = data.filter(pa.array(keep[0])) if filtered else data
             staged, partition_ids = self._write_load(txn_id, current, rows, positions)
+            if precommit:
+                with self._precommit_lock:
+                    self._precommitted[txn_id] = (staged, partition_ids, overwrite, time.monotonic())
+            else:
+                self.commit(txn_id, staged, partition_ids, overwrite)
+        except BaseException as e:
+            self.abort(txn_id, str(e))
+            raise
+        return LoadResult(txn_id=txn_id, label=label, num_rows=rows.num_rows,
+                          status="PRECOMMITTED" if precommit else "VISIBLE", filtered_rows=filtered)
+
+    def expire_precommitted(self, max_age_seconds: float) -> list[int]:
+        """Abort the pre-committed loads older than `max_age_seconds` (Doris's precommit timeout)."""
+        now = time.monotonic()
+        with self._precommit_lock:
+            old = [t for t, held in self._precommitted.items() if now - held[3] > max_age_seconds]
+        for txn_id in old:
+            try:
+                self.abort_precommitted(txn_id, "the pre-committed transaction timed out")
+            except StorageError:
+                pass  # committed or aborted meanwhile
+        return old
+
+    def _take_precommitted(self, txn_id: int) -> tuple[list[StagedRowset], list[int], Overwrite | None]:
+        with self._precommit_lock:
+            held = self._precommitted.pop(txn_id, None)
+        if held is None:
+            txn = self.catalog.get_txn(txn_id)
+            if txn is None:
+                raise doris_error(f"transaction [{txn_id}] not found")
+            raise doris_error(f"transaction [{txn_id}] is already {txn.status.lower()}" if txn.status != "PREPARE"
+                              else f"transaction [{txn_id}] is not pre-committed")
+        return held[:3]
+
+    def commit_precommitted(self, txn_id: int) -> None:
+        """The second phase of a two-phase load: publish what load(precommit=True) wrote."""
+        staged, partition_ids, overwrite = self._take_precommitted(txn_id)
+        try:
             self.commit(txn_id, staged, partition_ids, overwrite)
         except BaseException as e:
             self.abort(txn_id, str(e))
             raise
-        return LoadResult(txn_id=txn_id, label=label, num_rows=rows.num_rows, status="VISIBLE",
-                          filtered_rows=filtered)
+
+    def abort_precommitted(self, txn_id: int, reason: str = "user abort") -> None:
+        self._take_precommitted(txn_id)
+        self.abort(txn_id, reason)
 
     @staticmethod
     def _conform(table: OlapTable, data: pa.Table) -> pa.Table:

@@ -131,3 +131,51 @@ def test_bad_requests(server, db, t) -> None:
     assert reply["Status"] == "Fail" and "does not exist" in reply["Message"]
     _, reply, _ = put(server.http_port, path, b"1,a\n", {"column_separator": ","})  # fewer columns than the table
     assert reply["Status"] == "Fail"
+
+
+def test_two_phase_commit(server, db, t) -> None:
+    """two_phase_commit: true writes and holds the rows (invisible, the label taken); _stream_load_2pc commits
+    or aborts them by txn_id or label, once."""
+    path = f"/api/{db}/t/_stream_load"
+    status, reply, _ = put(server.http_port, path, b"1,a,1.00\n2,b,2.00\n",
+                           {"label": "tp1", "column_separator": ",", "two_phase_commit": "true"})
+    assert (status, reply["Status"], reply["TwoPhaseCommit"], reply["NumberLoadedRows"]) == (200, "Success", "true", 2)
+    txn = reply["TxnId"]
+    assert rows(t, "SELECT count(*) FROM t") == [(0,)]  # held, not visible
+    _, again, _ = put(server.http_port, path, b"9,z,9.00\n", {"label": "tp1", "column_separator": ","})
+    assert again["Status"] == "Label Already Exists"
+    two_pc = f"/api/{db}/_stream_load_2pc"
+    _, bad, _ = put(server.http_port, two_pc, b"", {"txn_id": str(txn), "txn_operation": "publish"})
+    assert bad["status"] == "Fail" and "commit or abort" in bad["msg"]
+    _, done, _ = put(server.http_port, two_pc, b"", {"txn_id": str(txn), "txn_operation": "commit"})
+    assert done == {"status": "Success", "msg": f"transaction [{txn}] commit successfully."}
+    assert rows(t, "SELECT id, name FROM t ORDER BY id") == [(1, "a"), (2, "b")]
+    _, twice, _ = put(server.http_port, two_pc, b"", {"txn_id": str(txn), "txn_operation": "commit"})
+    assert twice["status"] == "Fail" and "visible" in twice["msg"].lower()
+    # abort by label, through the frontend port's redirect
+    _, held, _ = put(server.http_port, path, b"3,c,3.00\n",
+                     {"label": "tp2", "column_separator": ",", "two_phase_commit": "true"})
+    status, redirect, location = put(server.fe_http_port, two_pc, b"", {"label": "tp2", "txn_operation": "abort"})
+    assert status == 307 and location["Location"].endswith(two_pc)
+    _, aborted, _ = put(server.http_port, two_pc, b"", {"label": "tp2", "txn_operation": "abort"})
+    assert aborted == {"status": "Success", "msg": f"transaction [{held['TxnId']}] abort successfully."}
+    assert rows(t, "SELECT count(*) FROM t") == [(2,)]
+    _, missing, _ = put(server.http_port, two_pc, b"", {"txn_id": "99999999", "txn_operation": "commit"})
+    assert missing["status"] == "Fail" and "not found" in missing["msg"]
+    assert put(server.http_port, two_pc, b"", {"txn_id": str(txn), "txn_operation": "abort"}, auth=None)[0] == 401
+
+
+def test_group_commit(server, db, t) -> None:
+    path = f"/api/{db}/t/_stream_load"
+    for mode in ("sync_mode", "async_mode"):
+        _, reply, _ = put(server.http_port, path, b"1,a,1.00\n", {"group_commit": mode, "column_separator": ","})
+        assert (reply["Status"], reply["GroupCommit"]) == ("Success", True) and reply["Label"].startswith(
+            "group_commit_")
+    assert rows(t, "SELECT count(*) FROM t") == [(2,)]
+    _, off, _ = put(server.http_port, path, b"2,b,1.00\n", {"group_commit": "off_mode", "column_separator": ","})
+    assert off["Status"] == "Success" and "GroupCommit" not in off
+    for headers, message in (({"group_commit": "sync_mode", "label": "g1"}, "label and group_commit"),
+                             ({"group_commit": "fast"}, "group_commit can only be"),
+                             ({"group_commit": "sync_mode", "two_phase_commit": "true"}, "two phase commit")):
+        _, reply, _ = put(server.http_port, path, b"3,c,1.00\n", {**headers, "column_separator": ","})
+        assert reply["Status"] == "Fail" and message in reply["Message"]
