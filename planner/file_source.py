@@ -13,15 +13,20 @@ directory) and may be a glob (`/data/part-*.csv`); `backend_id` / `shared_storag
 
 from __future__ import annotations
 
+import csv
 import glob
+import io
+import itertools
 import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.dataset as ds
 import pyarrow.json as pajson
 from sqlglot import exp
@@ -98,6 +103,8 @@ class FileScanOptions:
     strip_outer_array: bool = False
     compression: str | None = "detect"
     properties: dict[str, str] = field(default_factory=dict)
+    enclose: str = ""  # CSV: a field between two of these may hold the separator and line breaks
+    escape: str = ""  # CSV: inside an enclosed field, makes the next character literal
 
     @classmethod
     def parse(cls, function: str, properties: dict[str, str]) -> FileScanOptions:
@@ -125,6 +132,12 @@ class FileScanOptions:
         line = _unescape(properties.get("line_delimiter", "\\n"))
         if not sep or not line:
             raise tvf_error("column_separator and line_delimiter must not be empty")
+        enclose, escape = (_unescape(properties.get(k, "")) for k in ("enclose", "escape"))
+        for key, value in (("enclose", enclose), ("escape", escape)):
+            if len(value) > 1:
+                raise tvf_error(f"{key} must be a single character: {properties[key]}")
+        if enclose and (len(sep) != 1 or line not in ("\n", "\r\n")):
+            raise tvf_error("enclose needs a one-character column_separator and a \\n or \\r\\n line_delimiter")
         file_path = properties["file_path"]
         return cls(
             function=name, file_path=file_path, format=fmt, paths=expand_paths(file_path),
@@ -133,7 +146,7 @@ class FileScanOptions:
             skip_lines=max(skip, 0), trim_double_quotes=_flag(properties, "trim_double_quotes", False),
             read_json_by_line=_flag(properties, "read_json_by_line", True),
             strip_outer_array=_flag(properties, "strip_outer_array", False),
-            compression=_COMPRESSION[compress], properties=dict(properties),
+            compression=_COMPRESSION[compress], properties=dict(properties), enclose=enclose, escape=escape,
         )
 
     @property
@@ -220,7 +233,47 @@ def _csv_header(opts: FileScanOptions) -> list[str]:
     first = opts.skip_lines
     if len(lines) <= first or not lines[first]:
         raise tvf_error("The first line is empty, can not parse column numbers")
+    if opts.enclose:  # the first record, which may run over several lines
+        records = head_records(opts.paths[0], opts, first + 1)
+        return records[first] if len(records) > first else [""]
     return lines[first].split(opts.column_separator)
+
+
+def head_records(path: str, opts: FileScanOptions, n: int) -> list[list[str]]:
+    """The first `n` records of an enclosed CSV file (a record may span lines: read a few more lines)."""
+    text = opts.line_delimiter.join(head_lines(path, opts, n + 64))
+    return list(itertools.islice(csv.reader(io.StringIO(text), **_dialect(opts)), n))
+
+
+def _dialect(opts: FileScanOptions) -> dict[str, Any]:
+    return {"delimiter": opts.column_separator, "quotechar": opts.enclose, "escapechar": opts.escape or None,
+            "doublequote": not opts.escape}
+
+
+def _enclosed_fields(data: bytes, skip: int, n_columns: int, opts: FileScanOptions) -> list[pa.Array]:
+    """CSV with `enclose` / `escape`, parsed by Arrow's reader (enclosed separators and line breaks); a record
+    with another number of fields is NULL-filled or cut, as the plain reader does."""
+    ragged: list[str] = []
+
+    def keep_aside(row: pacsv.InvalidRow) -> str:
+        ragged.append(row.text)
+        return "skip"
+
+    names = [f"c{i}" for i in range(n_columns)]
+    table = pacsv.read_csv(
+        pa.BufferReader(data),
+        read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip),
+        parse_options=pacsv.ParseOptions(delimiter=opts.column_separator, quote_char=opts.enclose,
+                                         escape_char=opts.escape or False, double_quote=not opts.escape,
+                                         newlines_in_values=True, invalid_row_handler=keep_aside),
+        convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), null_values=["\\N"],
+                                             strings_can_be_null=True, quoted_strings_can_be_null=False))
+    if ragged:  # the odd records (few): padded or cut in Python, then appended
+        records = [list(r) for text in ragged for r in csv.reader(io.StringIO(text), **_dialect(opts))]
+        extra = [[(r[i] if i < len(r) and r[i] != "\\N" else None) for r in records] for i in range(n_columns)]
+        table = pa.concat_tables([table, pa.table(dict(zip(names, (pa.array(c, pa.string()) for c in extra),
+                                                           strict=True)))])
+    return [table.column(i).combine_chunks() for i in range(n_columns)]
 
 
 def file_schema(opts: FileScanOptions) -> pa.Schema:
@@ -253,10 +306,12 @@ def _read_json(path: str, opts: FileScanOptions) -> pa.Table:
 
 
 def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:
-    lines = _split_lines(_read_bytes(path, opts.compression), opts)
     skip = opts.skip_lines + opts.header_lines
-    lines = lines.slice(min(skip, len(lines)))
-    columns = _fields(lines, len(schema), opts)
+    if opts.enclose:
+        columns = _enclosed_fields(_read_bytes(path, opts.compression), skip, len(schema), opts)
+    else:
+        lines = _split_lines(_read_bytes(path, opts.compression), opts)
+        columns = _fields(lines.slice(min(skip, len(lines))), len(schema), opts)
     # csv_schema: a value that does not convert to the declared type reads as NULL, as in Doris
     arrays = [c if f.type == pa.string() else convert(c, f.type) for c, f in zip(columns, schema, strict=True)]
     return pa.Table.from_arrays(arrays, schema=schema)

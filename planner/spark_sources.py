@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from planner.file_source import FileScanOptions, file_schema, head_lines, options_of
+from planner.file_source import FileScanOptions, file_schema, head_lines, head_records, options_of
 from sql import expressions as dx
 
 log = logging.getLogger(__name__)
@@ -140,9 +140,29 @@ def _skipped_lines(opts: FileScanOptions) -> set[str]:
     return out
 
 
+def _enclosed_csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) -> DataFrame:
+    """CSV with `enclose` / `escape`: Spark's own CSV reader (enclosed separators and line breaks), every field
+    text, then typed as the in-process reader types it."""
+    names = [f"__c{i}" for i in range(len(schema))]
+    df = spark.read.csv(list(opts.paths), schema=", ".join(f"{n} string" for n in names), sep=opts.column_separator,
+                        quote=opts.enclose, escape=opts.escape or opts.enclose, multiLine=True, mode="PERMISSIVE",
+                        nullValue="\\N", emptyValue="")
+    skip = opts.skip_lines + opts.header_lines
+    if skip:  # each file's first records, dropped by content as the plain path drops its first lines
+        for record in {tuple(r) for path in opts.paths for r in head_records(path, opts, skip)}:
+            same = " AND ".join(f"{n} <=> {_sql_string(v) if v != chr(92) + 'N' else 'NULL'}"
+                                for n, v in zip(names, record, strict=False))
+            df = df.where(f"NOT ({same})")
+    exprs = [f"{n} AS {_quote(f.name)}" if pa.types.is_string(f.type) else
+             f"try_cast({n} AS {spark_type(f.type)}) AS {_quote(f.name)}" for n, f in zip(names, schema, strict=True)]
+    return df.selectExpr(*exprs)
+
+
 def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) -> DataFrame:
     # raw lines, split in the JVM: the same semantics as the in-process reader (no quoting, ragged rows
     # NULL-filled); header and skip_lines lines are dropped by content, every file has its own
+    if opts.enclose:
+        return _enclosed_csv_frame(spark, opts, schema)
     df = spark.read.text(list(opts.paths), lineSep=opts.line_delimiter)
     skipped = _skipped_lines(opts)
     if skipped:

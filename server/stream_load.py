@@ -210,8 +210,9 @@ class StreamLoad:
             props["skip_lines"] = str(skip + int(headers.get("skip_lines", "0") or 0))
             if headers.get("trim_double_quotes"):
                 props["trim_double_quotes"] = headers["trim_double_quotes"]
-            if headers.get("enclose") or headers.get("escape"):
-                raise StreamLoadError("enclose and escape are not supported by this server")
+            for key in ("enclose", "escape"):
+                if headers.get(key):
+                    props[key] = headers[key]
         else:
             props["strip_outer_array"] = headers.get("strip_outer_array", "false")
             props["read_json_by_line"] = headers.get("read_json_by_line", "true"
