@@ -19,6 +19,7 @@ import io
 import itertools
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,6 +106,8 @@ class FileScanOptions:
     properties: dict[str, str] = field(default_factory=dict)
     enclose: str = ""  # CSV: a field between two of these may hold the separator and line breaks
     escape: str = ""  # CSV: inside an enclosed field, makes the next character literal
+    json_root: str = ""  # JSON: the object (or array of objects) the rows are read from, e.g. $.data
+    jsonpaths: tuple[str, ...] = ()  # JSON: the columns, each a path ($.a, $.a.b, $.list[0]), named by the path
 
     @classmethod
     def parse(cls, function: str, properties: dict[str, str]) -> FileScanOptions:
@@ -118,9 +121,19 @@ class FileScanOptions:
         fmt = properties["format"].strip().lower()
         if fmt not in FORMATS:
             raise tvf_error(f"format:{properties['format']} is not supported.")
-        for key in ("json_root", "jsonpaths", "json_paths"):
-            if properties.get(key):
-                raise tvf_error(f"Property '{key}' is not supported by dorislite yet")
+        json_root = properties.get("json_root", "").strip()
+        if json_root and json_path_steps(json_root) is None:
+            raise tvf_error(f"Invalid json_root: {json_root}")
+        paths_text = (properties.get("jsonpaths") or properties.get("json_paths") or "").strip()
+        jsonpaths: tuple[str, ...] = ()
+        if paths_text:
+            try:
+                parsed = json.loads(paths_text)
+            except ValueError:
+                parsed = None
+            if not isinstance(parsed, list) or not all(isinstance(p, str) and json_path_steps(p) for p in parsed):
+                raise tvf_error(f"Invalid jsonpaths: {paths_text}")
+            jsonpaths = tuple(parsed)
         compress = properties.get("compress_type", "unknown").strip().lower()
         if compress not in _COMPRESSION:
             raise tvf_error(f"compress_type:{properties['compress_type']} is not supported.")
@@ -147,6 +160,7 @@ class FileScanOptions:
             read_json_by_line=_flag(properties, "read_json_by_line", True),
             strip_outer_array=_flag(properties, "strip_outer_array", False),
             compression=_COMPRESSION[compress], properties=dict(properties), enclose=enclose, escape=escape,
+            json_root=json_root, jsonpaths=jsonpaths,
         )
 
     @property
@@ -292,17 +306,80 @@ def file_schema(opts: FileScanOptions) -> pa.Schema:
     return schema
 
 
+_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_$-]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+
+
+def json_path_steps(path: str) -> list[str | int] | None:
+    """`$.a.b[0]` -> ['a', 'b', 0]; None when it is no path of that form."""
+    text = path.strip()
+    if not text.startswith("$"):
+        return None
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(text):
+        m = _STEP.match(text, pos)
+        if m is None:
+            return None
+        name, index, quoted, double = m.groups()
+        steps.append(int(index) if index is not None else (name or quoted or double or ""))
+        pos = m.end()
+    return steps
+
+
+def _step(col: pa.Array, step: str | int) -> pa.Array:
+    """One path step over a column (vectorised): a struct's field or a list's element; NULL where absent."""
+    t = col.type
+    if isinstance(step, int) and (pa.types.is_list(t) or pa.types.is_large_list(t)):
+        present = pc.greater(pc.list_value_length(col), step)
+        return pc.list_element(pc.if_else(present, col, pa.scalar(None, t)), step)
+    if isinstance(step, str) and pa.types.is_struct(t) and t.get_field_index(step) >= 0:
+        return pc.struct_field(col, [t.get_field_index(step)])
+    return pa.nulls(len(col), pa.null())
+
+
+def _navigate(table: pa.Table, steps: list[str | int]) -> pa.Array:
+    if not steps:  # `$`: the whole row
+        return pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns], table.column_names) \
+            if table.num_columns else pa.nulls(table.num_rows)
+    first = steps[0]
+    if not isinstance(first, str) or first not in table.column_names:
+        return pa.nulls(table.num_rows)
+    col = table.column(first).combine_chunks()
+    for step in steps[1:]:
+        col = _step(col, step)
+    return col
+
+
+def _rooted(table: pa.Table, root: str) -> pa.Table:
+    """The rows under json_root: an object per row, or an array of objects flattened into rows."""
+    col = _navigate(table, json_path_steps(root) or [])
+    if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        col = pc.list_flatten(col)
+    if not pa.types.is_struct(col.type):
+        return pa.table({})
+    return pa.Table.from_struct_array(col.filter(pc.is_valid(col)))  # a row without the root has no row
+
+
 def _read_json(path: str, opts: FileScanOptions) -> pa.Table:
     data = _read_bytes(path, opts.compression)
     if not data.strip():
         return pa.table({})  # Arrow and json refuse an empty file; it has no rows and no columns
     if opts.read_json_by_line and not opts.strip_outer_array:
-        return pajson.read_json(pa.BufferReader(data))
-    # one JSON document (an array of objects with strip_outer_array): small files only on this path;
-    # loads read these through Spark
-    doc = json.loads(data)
-    rows = doc if isinstance(doc, list) else [doc]
-    return pa.Table.from_pylist(rows)
+        table = pajson.read_json(pa.BufferReader(data))
+    else:
+        # one JSON document (an array of objects with strip_outer_array): small files only on this path;
+        # loads read these through Spark
+        doc = json.loads(data)
+        for step in (json_path_steps(opts.json_root) or []) if opts.json_root else []:
+            doc = doc.get(step) if isinstance(doc, dict) and isinstance(step, str) else \
+                doc[step] if isinstance(doc, list) and isinstance(step, int) and step < len(doc) else None
+        rows = doc if isinstance(doc, list) else [doc] if isinstance(doc, dict) else []
+        table = pa.Table.from_pylist(rows)
+    if opts.json_root and opts.read_json_by_line and not opts.strip_outer_array:
+        table = _rooted(table, opts.json_root)
+    if opts.jsonpaths:
+        table = pa.table({p: _navigate(table, json_path_steps(p) or []) for p in opts.jsonpaths})
+    return table
 
 
 def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:

@@ -21,7 +21,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from planner.file_source import FileScanOptions, file_schema, head_lines, head_records, options_of
+from planner.file_source import (
+    FileScanOptions,
+    file_schema,
+    head_lines,
+    head_records,
+    json_path_steps,
+    options_of,
+)
 from sql import expressions as dx
 
 log = logging.getLogger(__name__)
@@ -124,10 +131,56 @@ def file_frame(spark: SparkSession, opts: FileScanOptions) -> DataFrame:
         return df.selectExpr(*(f"try_cast({_quote(f.name)} AS {spark_type(f.type)}) AS {_quote(f.name)}"
                                for f in schema))
     if opts.format == "json":
-        ddl = ", ".join(f"{_quote(f.name)} {spark_type(f.type)}" for f in schema)
         multi = opts.strip_outer_array or not opts.read_json_by_line
-        return spark.read.schema(ddl).json(list(opts.paths), multiLine=multi)
+        if opts.json_root or opts.jsonpaths:
+            return _json_path_frame(spark.read.json(list(opts.paths), multiLine=multi), opts, schema)
+        ddl = ", ".join(f"{_quote(f.name)} {spark_type(f.type)}" for f in schema)
+        return spark.read.json(list(opts.paths), multiLine=multi, schema=ddl)
     return _csv_frame(spark, opts, schema)
+
+
+def _spark_path(steps: list[str | int], df_type: Any) -> tuple[str, Any] | None:
+    """A JSON path as a Spark SQL expression over the frame's inferred schema, and its type; None when the
+    data has no such field (the column is then NULL, as in-process)."""
+    from pyspark.sql.types import ArrayType, StructType
+
+    expr, t = "", df_type
+    for step in steps:
+        if isinstance(step, int) and isinstance(t, ArrayType):
+            expr = f"try_element_at({expr}, {step + 1})"  # NULL past the end (ANSI mode raises on arr[i])
+            t = t.elementType
+        elif isinstance(step, str) and isinstance(t, StructType) and step in t.fieldNames():
+            expr = f"{expr}.{_quote(step)}" if expr else _quote(step)
+            t = t[step].dataType
+        else:
+            return None
+    return expr, t
+
+
+def _json_path_frame(df: DataFrame, opts: FileScanOptions, schema: pa.Schema) -> DataFrame:
+    """json_root / jsonpaths on Spark: the rows under the root (an array of objects exploded), then one column
+    per path, typed as the in-process reader types it (objects and arrays as their JSON text)."""
+    from pyspark.sql.types import ArrayType, StructType
+
+    if opts.json_root:
+        found = _spark_path(json_path_steps(opts.json_root) or [], df.schema)
+        if found is None:
+            return df.sparkSession.createDataFrame([], ", ".join(f"{_quote(f.name)} string" for f in schema))
+        expr, t = found
+        df = df.where(f"{expr} IS NOT NULL")
+        df = df.selectExpr(f"explode({expr}) AS __root").selectExpr("__root.*") if isinstance(t, ArrayType) \
+            else df.selectExpr(f"{expr}.*")
+    exprs = []
+    for f in schema:
+        found = _spark_path(json_path_steps(f.name) or [], df.schema) if opts.jsonpaths else \
+            ((_quote(f.name), df.schema[f.name].dataType) if f.name in df.columns else None)
+        if found is None:
+            exprs.append(f"CAST(NULL AS {spark_type(f.type)}) AS {_quote(f.name)}")
+            continue
+        expr, t = found
+        value = f"to_json({expr})" if isinstance(t, (ArrayType, StructType)) else expr
+        exprs.append(f"try_cast({value} AS {spark_type(f.type)}) AS {_quote(f.name)}")
+    return df.selectExpr(*exprs)
 
 
 def _skipped_lines(opts: FileScanOptions) -> set[str]:

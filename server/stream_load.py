@@ -41,7 +41,6 @@ _FORMATS = {"csv": ("csv", 0), "csv_with_names": ("csv", 1), "csv_with_names_and
 _COMPRESS = {"gz": "gz", "gzip": "gz", "lz4": "lz4frame", "lz4frame": "lz4frame", "bz2": "bz2", "zstd": "zstd",
              "plain": "plain"}
 _DERIVED = re.compile(r"^\s*(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+)$", re.S)
-_SIMPLE_PATH = re.compile(r"^\$\.([A-Za-z_][A-Za-z0-9_]*)$")
 
 
 class StreamLoadError(Exception):
@@ -251,23 +250,19 @@ class StreamLoad:
     @staticmethod
     def _json_source(props: dict[str, str], headers: dict[str, str], sources: list[str], table_columns: list[str],
                      named: bool) -> tuple[str, list[str]]:
-        """The inner SELECT over a JSON body: fields by name (`jsonpaths` `$.field` in the columns' order)."""
-        keys = [f.name for f in file_schema(FileScanOptions.parse("local", props))]
+        """The inner SELECT over a JSON body: fields by name, or the `jsonpaths` (under `json_root`) in the
+        columns' order."""
+        if headers.get("json_root", "").strip():
+            props["json_root"] = headers["json_root"].strip()
         paths = headers.get("jsonpaths", "").strip()
         if paths:
-            fields = []
-            for path in re.findall(r'"([^"]*)"', paths):
-                m = _SIMPLE_PATH.match(path)
-                if m is None:
-                    raise StreamLoadError(f"jsonpaths: only $.field paths are supported, not {path}")
-                fields.append(m.group(1))
-            names = sources or table_columns[:len(fields)]
-            if len(names) != len(fields):
+            props["jsonpaths"] = paths
+        keys = [f.name for f in file_schema(FileScanOptions.parse("local", props))]
+        if paths:
+            names = sources or table_columns[:len(keys)]
+            if len(names) != len(keys):
                 raise StreamLoadError("the number of jsonpaths and of columns differ")
-            present = {k.lower(): k for k in keys}
-            parts = [f"{_ident(present[f.lower()])} AS {_ident(n)}" if f.lower() in present else
-                     f"NULL AS {_ident(n)}" for f, n in zip(fields, names, strict=True)]
-            return ", ".join(parts), names
+            return ", ".join(f"{_ident(k)} AS {_ident(n)}" for k, n in zip(keys, names, strict=True)), names
         present = {k.lower(): k for k in keys}
         wanted = sources if named else [c for c in table_columns if c.lower() in present]
         parts = [f"{_ident(present[n.lower()])} AS {_ident(n)}" if n.lower() in present else f"NULL AS {_ident(n)}"

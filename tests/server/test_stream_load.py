@@ -208,3 +208,34 @@ def test_enclose_and_escape(server, db, t, tmp_path) -> None:
     assert rows(t, "SELECT name FROM t WHERE id = 7") == [('x"y, z',)]
     _, bad, _ = put(server.http_port, path, ENCLOSED, {"column_separator": ",", "enclose": "''"})
     assert bad["Status"] == "Fail" and "single character" in bad["Message"]
+
+
+NESTED = (b'{"code": 0, "data": [{"id": 1, "who": {"name": "ann", "tags": ["x", "y"]}, "amt": 1.5},'
+          b' {"id": 2, "who": {"name": "bo", "tags": []}, "amt": 2}]}')
+
+
+def test_json_root_and_nested_jsonpaths(server, db, t, tmp_path) -> None:
+    """json_root picks the array (or object) the rows are in; jsonpaths reach into objects and arrays; a path
+    the data lacks is NULL. In-process (Stream Load) and on Spark (INSERT ... SELECT FROM local())."""
+    path = f"/api/{db}/t/_stream_load"
+    headers = {"format": "json", "strip_outer_array": "true", "json_root": "$.data",
+               "jsonpaths": '["$.id", "$.who.tags[1]", "$.amt"]', "columns": "id, name, amount"}
+    _, reply, _ = put(server.http_port, path, NESTED, headers)
+    assert (reply["Status"], reply["NumberLoadedRows"]) == ("Success", 2), reply["Message"]
+    expected = [(1, "y", "1.50"), (2, None, "2.00")]
+    assert [(i, n, str(a)) for i, n, a in rows(t, "SELECT * FROM t ORDER BY id")] == expected
+    lines = b'{"rec": {"id": 3, "who": {"name": "cy"}}}\n{"skip": 1}\n{"rec": {"id": 4, "who": {"name": "di"}}}\n'
+    _, reply, _ = put(server.http_port, path, lines, {"format": "json", "read_json_by_line": "true",
+                                                     "json_root": "$.rec", "jsonpaths": '["$.id", "$.who.name"]',
+                                                     "columns": "id, name"})
+    assert reply["Status"] == "Success", reply["Message"]
+    assert rows(t, "SELECT id, name FROM t WHERE id > 2 ORDER BY id") == [(3, "cy"), (4, "di")]
+    nested = tmp_path / "nested.json"
+    nested.write_bytes(NESTED)
+    t.execute("TRUNCATE TABLE t")
+    t.execute(f"INSERT INTO t (id, name, amount) SELECT `$.id`, `$.who.tags[1]`, `$.amt` FROM local("
+              f"'file_path' = '{nested}', 'format' = 'json', 'strip_outer_array' = 'true', 'json_root' = '$.data', "
+              "'jsonpaths' = '[\"$.id\", \"$.who.tags[1]\", \"$.amt\"]')")  # on Spark (the tests' threshold is 0)
+    assert [(i, n, str(a)) for i, n, a in rows(t, "SELECT * FROM t ORDER BY id")] == expected
+    _, bad, _ = put(server.http_port, path, NESTED, {**headers, "jsonpaths": '["id"]'})
+    assert bad["Status"] == "Fail" and "Invalid jsonpaths" in bad["Message"]
