@@ -63,7 +63,9 @@ from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_de
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
-from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_rows, frontend_rows
+from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
+from server.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
+from server.outfile import outfile_spec, write_outfile
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
 from server.protocol.handler import ConnectionInfo
@@ -442,6 +444,12 @@ class Session:
         result = self._select(lambda: self.run_query(s.expression, key))
         assert result is not None
         return result
+
+    def _select_into_outfile(self, s: st.SelectIntoOutfile) -> Result:
+        spec = outfile_spec(s.path, s.format, s.properties, self.ctx.config)  # refused before the query runs
+        table = self.run_query(s.query)
+        rows = write_outfile(table, spec, backend_port(self.ctx)[0])
+        return ResultSet(show.string_table(list(OUTFILE_COLUMNS), rows))
 
     def _cached_query(self, sql: str) -> Result | None:
         """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""
@@ -1212,6 +1220,7 @@ class Session:
 
     HANDLERS: dict[type, Callable[[Session, Any], Result]] = {
         st.Query: _query,
+        st.SelectIntoOutfile: _select_into_outfile,
         st.Explain: _explain,
         st.Insert: insert,
         st.Delete: _delete,

@@ -23,6 +23,7 @@ from sql.alter_columns import is_alter_columns, parse_alter_columns
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
+from sql.outfile import split_outfile
 
 _DIALECT = DorisLite()
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -43,6 +44,12 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
         return [parse_alter_columns(text, _read_column)]
     if is_account_statement(text):
         return [parse_account_statement(text)]
+    if "outfile" in text.lower() and (outfile := split_outfile(text)) is not None:
+        query_text, path, fmt, props = outfile
+        [query] = parse(query_text, sql_mode, limits)
+        if not isinstance(query, st.Query):
+            raise parse_error("errCode = 2, detailMessage = INTO OUTFILE follows a query")
+        return [st.SelectIntoOutfile(query.expression, path, fmt, props)]
     if "/*!" in text:
         text = expand_executable_comments(text)
     if "[" in text:

@@ -387,6 +387,17 @@ class Query(Statement):
 
 
 @dataclass(frozen=True)
+class SelectIntoOutfile(Statement):
+    """<query> INTO OUTFILE "file:///dir/prefix_" [FORMAT AS csv | csv_with_names | ... | parquet | orc]
+    [PROPERTIES (...)]."""
+
+    query: exp.Expression
+    path: str
+    format: str = "csv"
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Explain(Statement):
     query: exp.Expression
     level: str | None = None  # VERBOSE / GRAPH / ... / None for plain EXPLAIN

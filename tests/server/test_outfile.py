@@ -1,0 +1,99 @@
+"""SELECT ... INTO OUTFILE (issue 15): the result as CSV / CSV with names and types / Parquet / ORC files on the
+server's disk, split at max_file_size, with Doris's result row; refused unless fe.conf enable_outfile_to_local."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pymysql
+import pytest
+
+from tests.conftest import ServerProcess, free_port
+
+PROPS = "DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ('replication_num' = '1')"
+
+
+@pytest.fixture
+def out_server(tmp_path: Path):
+    srv = ServerProcess(free_port(), tmp_path / "data", fe_overrides={
+        "spark_prestart": "false", "insert_spark_threshold_mb": "64", "enable_outfile_to_local": "true"}).start()
+    with srv.connect() as conn, conn.cursor() as cur:
+        cur.execute("CREATE DATABASE d")
+        cur.execute("USE d")
+        cur.execute(f"CREATE TABLE t (k INT, s VARCHAR(10), v DECIMAL(10, 2), day DATE, at DATETIME) "
+                    f"DUPLICATE KEY(k) {PROPS}")
+        cur.execute("INSERT INTO t VALUES (1, 'a', 1.50, '2024-01-02', '2024-01-02 03:04:05'), "
+                    "(2, NULL, NULL, NULL, NULL), (3, 'c,d', -2.00, '2024-12-31', '2024-12-31 23:59:59')")
+    yield srv
+    srv.stop()
+
+
+def run(srv: ServerProcess, sql: str) -> list[tuple]:
+    with srv.connect("d") as conn, conn.cursor() as cur:
+        cur.execute(sql)
+        assert [d[0] for d in cur.description] == ["FileNumber", "TotalRows", "FileSize", "URL"]
+        return list(cur.fetchall())
+
+
+def test_csv_and_its_variants(out_server, tmp_path) -> None:
+    out = tmp_path / "out"
+    [(files, total, size, url)] = run(out_server, f"SELECT * FROM t ORDER BY k INTO OUTFILE 'file://{out}/r_'")
+    written = sorted(out.glob("r_*_0.csv"))
+    assert (files, total) == ("1", "3") and len(written) == 1 and int(size) == written[0].stat().st_size
+    assert url.startswith(f"file:///127.0.0.1{out}/r_")
+    assert written[0].read_text() == ("1\ta\t1.50\t2024-01-02\t2024-01-02 03:04:05\n"
+                                      "2\t\\N\t\\N\t\\N\t\\N\n"
+                                      "3\tc,d\t-2.00\t2024-12-31\t2024-12-31 23:59:59\n")
+    run(out_server, f"SELECT k, s FROM t WHERE k < 3 ORDER BY k INTO OUTFILE 'file://{out}/n_' FORMAT AS "
+                    "CSV_WITH_NAMES_AND_TYPES PROPERTIES ('column_separator' = ',', 'line_delimiter' = '\\r\\n', "
+                    "'success_file_name' = 'SUCCESS')")
+    [named] = out.glob("n_*_0.csv")
+    assert named.read_bytes() == b"k,s\r\nINT,VARCHAR\r\n1,a\r\n2,\\N\r\n"
+    assert (out / "SUCCESS").exists()
+    [(files, total, _, _)] = run(out_server, f"SELECT * FROM t WHERE k > 9 INTO OUTFILE 'file://{out}/e_'")
+    assert (files, total) == ("1", "0") and [p.stat().st_size for p in out.glob("e_*")] == [0]
+
+
+def test_parquet_orc_and_splitting(out_server, tmp_path) -> None:
+    out = tmp_path / "cols"
+    run(out_server, f"SELECT k, s, v FROM t ORDER BY k INTO OUTFILE 'file://{out}/p_' FORMAT AS PARQUET")
+    [parquet] = out.glob("p_*_0.parquet")
+    table = pq.read_table(parquet)
+    assert table.column("k").to_pylist() == [1, 2, 3] and table.column("s").to_pylist() == ["a", None, "c,d"]
+    run(out_server, f"SELECT k, day FROM t ORDER BY k INTO OUTFILE 'file://{out}/o_' FORMAT AS ORC")
+    [orc_file] = out.glob("o_*_0.orc")
+    assert orc.read_table(orc_file).column("k").to_pylist() == [1, 2, 3]
+    with out_server.connect("d") as conn, conn.cursor() as cur:
+        cur.execute("INSERT INTO t SELECT k + 10, repeat('x', 10), v, day, at FROM t")  # rows to split
+        for _ in range(15):
+            cur.execute("INSERT INTO t SELECT k + (SELECT max(k) FROM t), s, v, day, at FROM t")
+    [(files, total, size, _)] = run(out_server, f"SELECT * FROM t INTO OUTFILE 'file://{out}/big_' PROPERTIES "
+                                                "('max_file_size' = '5MB')")
+    parts = sorted(out.glob("big_*.csv"))
+    assert int(files) == len(parts) > 1 and int(total) == 6 * 2 ** 15
+    assert sum(p.stat().st_size for p in parts) == int(size)
+    assert all(p.stat().st_size <= 5 * 2 ** 20 + 200 for p in parts)
+    assert sum(len(p.read_text().splitlines()) for p in parts) == int(total)
+
+
+def test_refusals(out_server, server, tmp_path) -> None:
+    with server.connect() as conn, conn.cursor() as cur, pytest.raises(pymysql.err.OperationalError,
+                                                                        match="enable_outfile_to_local=true"):
+        cur.execute(f"SELECT 1 INTO OUTFILE 'file://{tmp_path}/x_'")  # the default server keeps Doris's default
+    with out_server.connect("d") as conn, conn.cursor() as cur:
+        for sql, message in (
+            (f"SELECT 1 INTO OUTFILE 'file://{tmp_path}/x_' FORMAT AS xml", "format:xml is not supported"),
+            (f"SELECT 1 INTO OUTFILE 'file://{tmp_path}/x_' PROPERTIES ('max_file_size' = '1KB')",
+             "between 5MB and 2GB"),
+            (f"SELECT 1 INTO OUTFILE 'file://{tmp_path}/x_' PROPERTIES ('broker.name' = 'b')", "Unknown properties"),
+            (f"SELECT 1 INTO OUTFILE 'file://{tmp_path}/x_' PROPERTIES ('delete_existing_files' = 'true')",
+             "enable_delete_existing_files"),
+            ("SELECT 1 INTO OUTFILE 's3://bucket/x_'", "file:///path"),
+            ("SELECT * FROM nope INTO OUTFILE 'file:///tmp/x_'", "does not exist"),
+        ):
+            with pytest.raises(pymysql.err.MySQLError, match=message):
+                cur.execute(sql)
+        with pytest.raises(pymysql.err.ProgrammingError):
+            cur.execute("SELECT 1 INTO OUTFILE")
