@@ -12,6 +12,7 @@ import importlib.util
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -61,6 +62,7 @@ from server.colocation import check_colocation
 from server.config import MUTABLE_FE_KEYS, Config
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
+from server.exports import ExportJob, ExportJobs
 from server.information_schema import InformationSchema
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
@@ -112,6 +114,7 @@ class SessionContext:
         self.alter_jobs.start()  # its thread waits until the engine is opened
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
+        self.exports = ExportJobs(self.engine.root)
         self.profiles = ProfileStore()
         self.plans = PlanCache(lambda: self.engine.catalog.generation)
         self.compaction = CompactionManager(self.engine, self.config.be)
@@ -737,6 +740,83 @@ class Session:
             job.wait_done(timeout=60.0)  # the load thread aborts the transaction and records CANCELLED
         return OkResult()
 
+    # -- EXPORT -----------------------------------------------------------------------------------------
+    _EXPORT_KEYS = frozenset({"label", "columns", "format", "column_separator", "line_delimiter", "max_file_size",
+                              "delete_existing_files", "timeout", "parallelism", "data_consistency",
+                              "compress_type", "with_bom"})
+
+    def _export_table(self, s: st.ExportTable) -> Result:
+        db = self._db(s.db)
+        table = self.table(db, s.table)
+        check_partitions(table, s.partitions)
+        props = dict(s.properties)
+        unknown = sorted(k for k in props if k not in self._EXPORT_KEYS)
+        if unknown:
+            raise doris_error(f"Unknown properties: {unknown}")
+        label = props.get("label") or f"export_{uuid.uuid4()}"
+        if self.ctx.exports.label_used(db, label):
+            raise doris_error(f"Label [{label}] has already been used.")
+        names = {c.name.lower(): c.name for c in table.columns}
+        columns = [c.strip().strip("`") for c in props.get("columns", "").split(",") if c.strip()]
+        for c in columns:
+            if c.lower() not in names:
+                raise doris_error(f"Unknown column [{c}] in table [{table.name}]")
+        fmt = props.get("format", "csv").strip().lower()
+        outfile_props = tuple((k, v) for k, v in s.properties if k in (
+            "column_separator", "line_delimiter", "max_file_size", "delete_existing_files", "compress_type",
+            "with_bom"))
+        spec = outfile_spec(s.path, fmt, outfile_props, self.ctx.config)  # refused now, not in the job
+        try:
+            timeout = int(props.get("timeout", "7200"))
+        except ValueError:
+            raise doris_error(f"Invalid timeout: {props['timeout']}") from None
+        def ident(name: str) -> str:
+            return "`" + name.replace("`", "``") + "`"
+
+        text = (f"SELECT {', '.join(ident(names[c.lower()]) for c in columns) or '*'} FROM {ident(db)}."
+                f"{ident(table.name)}" + (f" PARTITION ({', '.join(ident(p) for p in s.partitions)})"
+                                          if s.partitions else "")
+                + (f" WHERE {s.where}" if s.where is not None else ""))
+        [parsed] = parse(text)
+        assert isinstance(parsed, st.Query)
+        query = parsed.expression
+        task = {"partitions": list(s.partitions) or ["*"], "max_file_size": props.get("max_file_size", ""),
+                "delete_existing_files": props.get("delete_existing_files", ""), "columns": props.get("columns", ""),
+                "format": fmt, "column_separator": spec.column_separator, "line_delimiter": spec.line_delimiter,
+                "db": db, "tbl": table.name, "tablet_num": sum(p.buckets for p in table.partitions)}
+        identity, client = self.identity, self.info.host
+
+        def run(job: ExportJob) -> list[list[str]]:
+            worker = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {},
+                                                      identity))
+            worker.vars.set("query_timeout", job.timeout, "session")
+            result = worker.run_query(query)
+            if job.cancelled:
+                return []
+            return write_outfile(result, spec, backend_port(self.ctx)[0])
+
+        self.ctx.exports.submit(lambda job_id: ExportJob(job_id, label, db, table.name, s.path, task, timeout), run)
+        return OkResult()
+
+    def _show_export(self, s: st.ShowExport) -> Result:
+        db = self._db(s.db)
+        where = s.where.transform(lambda n: exp.column("JobId") if isinstance(n, exp.Column) and
+                                  n.name.lower() == "id" else n) if s.where is not None else None
+        table = self._where(self.ctx.exports.rows(db), where)
+        if s.order_by:
+            table = self._over(table, exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by)))
+        start = s.offset or 0
+        return ResultSet(table.slice(start, s.limit))
+
+    def _cancel_export(self, s: st.CancelExport) -> Result:
+        db = self._db(s.db)
+        matched = self._where(self.ctx.exports.rows(db), s.where).column("JobId").to_pylist()
+        if not matched:
+            raise doris_error("Export job not exist")
+        if not self.ctx.exports.cancel([int(j) for j in matched]):
+            raise doris_error("There is no uncompleted job")
+        return OkResult()
+
     def cancel(self) -> None:
         """KILL QUERY of this connection (from another thread): interrupt its running query and cancel its
         running load, if any."""
@@ -1221,6 +1301,9 @@ class Session:
     HANDLERS: dict[type, Callable[[Session, Any], Result]] = {
         st.Query: _query,
         st.SelectIntoOutfile: _select_into_outfile,
+        st.ExportTable: _export_table,
+        st.ShowExport: _show_export,
+        st.CancelExport: _cancel_export,
         st.Explain: _explain,
         st.Insert: insert,
         st.Delete: _delete,

@@ -127,6 +127,9 @@ CHECKS: dict[type, Check] = {
     st.AdminSetConfig: _admin,
     st.ShowProc: _admin,
     st.ShowNodes: _admin,
+    st.ExportTable: _table("SELECT_PRIV"),
+    st.ShowExport: _visible_database(),
+    st.CancelExport: _visible_database(),
     st.ShowData: _show_data,
     st.SetVariables: _set_variables,
 }

@@ -104,6 +104,7 @@ class DorisLiteParser(DorisParser):
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
         "TABLETS": lambda self: self._parse_show_tablets(),
         "LOAD": lambda self: self._parse_show_load(),
+        "EXPORT": lambda self: self._parse_show_load(dx.ShowExport),
         "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
         "DYNAMIC PARTITION TABLES": _show("DYNAMIC PARTITION TABLES"),
         "ALTER TABLE ROLLUP": lambda self: self._parse_show_alter_table("ROLLUP"),
@@ -162,6 +163,7 @@ class DorisLiteParser(DorisParser):
 
     CANCEL_PARSERS: t.ClassVar[dict[str, t.Callable[[DorisLiteParser], exp.Expr]]] = {
         "LOAD": lambda self: self._parse_cancel_load(),
+        "EXPORT": lambda self: self._parse_cancel_load(dx.CancelExport),
         "ALTER TABLE ROLLUP": lambda self: self._parse_cancel_alter_table("ROLLUP"),
         "ALTER TABLE MATERIALIZED VIEW": lambda self: self._parse_cancel_alter_table("ROLLUP"),
         "ALTER TABLE COLUMN": lambda self: self._parse_cancel_alter_table("COLUMN"),
@@ -507,21 +509,22 @@ class DorisLiteParser(DorisParser):
             self.raise_error('Expected a path string after SHOW QUERY PROFILE, e.g. "/"')
         return self.expression(dx.ShowQueryProfile(this=path))
 
-    def _parse_show_load(self) -> dx.ShowLoad:
+    def _parse_show_load(self, kind: type = dx.ShowLoad) -> exp.Expression:
         db = self._parse_id_var() if self._match(TokenType.FROM) or self._match(TokenType.IN) else None
         where = self._parse_where()
         order = self._parse_order()
         offset, limit = self._parse_oldstyle_limit()
         if self._match_text_seq("OFFSET"):
             offset = self._parse_number()
-        return self.expression(dx.ShowLoad(db=db, where=where, order=order, limit=limit, offset=offset))
+        return self.expression(kind(db=db, where=where, order=order, limit=limit, offset=offset))
 
-    def _parse_cancel_load(self) -> dx.CancelLoad:
+    def _parse_cancel_load(self, kind: type = dx.CancelLoad) -> exp.Expression:
         db = self._parse_id_var() if self._match(TokenType.FROM) else None
         where = self._parse_where()
         if where is None:
-            self.raise_error("Expected WHERE LABEL = \"label\" after CANCEL LOAD")
-        return self.expression(dx.CancelLoad(db=db, where=where))
+            what = "LOAD" if kind is dx.CancelLoad else "EXPORT"
+            self.raise_error(f"Expected WHERE LABEL = \"label\" after CANCEL {what}")
+        return self.expression(kind(db=db, where=where))
 
     def _parse_set_password(self) -> dx.SetPassword:
         user = host = None

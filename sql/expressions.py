@@ -110,6 +110,18 @@ class ShowLoad(exp.Expression):
     arg_types = {"db": False, "where": False, "order": False, "limit": False, "offset": False}
 
 
+class ShowExport(exp.Expression):
+    """`SHOW EXPORT [FROM db] [WHERE ..] [ORDER BY ..] [LIMIT ..]`."""
+
+    arg_types = {"db": False, "where": False, "order": False, "limit": False, "offset": False}
+
+
+class CancelExport(exp.Expression):
+    """`CANCEL EXPORT [FROM db] WHERE ...`."""
+
+    arg_types = {"db": False, "where": True}
+
+
 class ShowData(exp.Expression):
     """`SHOW DATA [FROM [db.]table] [ORDER BY ..]`."""
 

@@ -55,8 +55,13 @@ def split_outfile(text: str) -> tuple[str, str, str, tuple[tuple[str, str], ...]
     if m is None:
         raise parse_error("errCode = 2, detailMessage = Syntax error in INTO OUTFILE: expected "
                           "INTO OUTFILE \"file_path\" [FORMAT AS fmt] [PROPERTIES (\"k\" = \"v\", ...)]")
+    return text[:at], m.group("path"), (m.group("fmt") or "csv").lower(), properties(m.group("props") or "")
+
+
+def properties(body: str) -> tuple[tuple[str, str], ...]:
+    """`"k" = "v", ...` (the inside of PROPERTIES (...)), keys lower-cased."""
     props: list[tuple[str, str]] = []
-    body = (m.group("props") or "").strip()
+    body = body.strip()
     pos = 0
     while pos < len(body):
         p = _PROP.match(body, pos)
@@ -64,4 +69,4 @@ def split_outfile(text: str) -> tuple[str, str, str, tuple[tuple[str, str], ...]
             raise parse_error(f"errCode = 2, detailMessage = Syntax error in PROPERTIES near: {body[pos:pos + 40]}")
         props.append((p.group("k").lower(), p.group("v")))
         pos = p.end()
-    return text[:at], m.group("path"), (m.group("fmt") or "csv").lower(), tuple(props)
+    return tuple(props)

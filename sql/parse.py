@@ -22,6 +22,7 @@ from sql.accounts import is_account_statement, parse_account_statement
 from sql.alter_columns import is_alter_columns, parse_alter_columns
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
+from sql.export import is_export, parse_export
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
 from sql.outfile import split_outfile
 
@@ -44,6 +45,8 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
         return [parse_alter_columns(text, _read_column)]
     if is_account_statement(text):
         return [parse_account_statement(text)]
+    if is_export(text):
+        return [parse_export(text)]
     if "outfile" in text.lower() and (outfile := split_outfile(text)) is not None:
         query_text, path, fmt, props = outfile
         [query] = parse(query_text, sql_mode, limits)
@@ -766,6 +769,14 @@ def _show_data(node: dx.ShowData) -> st.Statement:
                        tuple(order.expressions) if order else ())
 
 
+def _show_export(node: dx.ShowExport) -> st.Statement:
+    order = node.args.get("order")
+    return st.ShowExport(
+        _text(node.args.get("db")), _where(node.args.get("where")), tuple(order.expressions) if order else (),
+        _int(node.args.get("limit")), _int(node.args.get("offset")),
+    )
+
+
 def _cancel_load(node: dx.CancelLoad) -> st.Statement:
     where = _where(node.args.get("where"))
     assert where is not None  # the parser requires it
@@ -1126,6 +1137,8 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowTablets: _show_tablets,
     dx.ShowLoad: _show_load,
     dx.ShowData: _show_data,
+    dx.ShowExport: _show_export,
+    dx.CancelExport: lambda n: st.CancelExport(_text(n.args.get("db")), _where(n.args.get("where"))),
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,
     dx.ShowAlterTable: lambda n: st.ShowAlterTableRollup(

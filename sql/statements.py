@@ -398,6 +398,37 @@ class SelectIntoOutfile(Statement):
 
 
 @dataclass(frozen=True)
+class ExportTable(Statement):
+    """EXPORT TABLE [db.]t [PARTITION (p, ...)] [WHERE ...] TO "file:///dir/" [PROPERTIES (...)]."""
+
+    db: str | None
+    table: str
+    partitions: tuple[str, ...]
+    where: str | None  # the condition's text (checked by the parser)
+    path: str
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ShowExport(Statement):
+    """SHOW EXPORT [FROM db] [WHERE ID = n | LABEL = "x" | LABEL LIKE "p" | STATE = "s"] [ORDER BY ..] [LIMIT ..]."""
+
+    db: str | None = None
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
+class CancelExport(Statement):
+    """CANCEL EXPORT [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "PENDING" | "EXPORTING"."""
+
+    db: str | None
+    where: exp.Expression
+
+
+@dataclass(frozen=True)
 class Explain(Statement):
     query: exp.Expression
     level: str | None = None  # VERBOSE / GRAPH / ... / None for plain EXPLAIN

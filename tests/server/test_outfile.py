@@ -3,6 +3,8 @@ server's disk, split at max_file_size, with Doris's result row; refused unless f
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pyarrow.orc as orc
@@ -97,3 +99,56 @@ def test_refusals(out_server, server, tmp_path) -> None:
                 cur.execute(sql)
         with pytest.raises(pymysql.err.ProgrammingError):
             cur.execute("SELECT 1 INTO OUTFILE")
+
+
+def _wait_export(cur, label: str) -> dict:
+    deadline = time.monotonic() + 60
+    while True:
+        cur.execute(f"SHOW EXPORT WHERE LABEL = '{label}'")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        if rows and rows[0]["State"] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
+            return rows[0]
+        time.sleep(0.2)
+
+
+def test_export_table(out_server, tmp_path) -> None:
+    """EXPORT TABLE runs as a job: the statement returns at once, SHOW EXPORT follows it to FINISHED with the
+    files in OutfileInfo; partitions, WHERE and columns choose the rows; labels are unique; errors are the
+    job's ErrorMsg or the statement's."""
+    out = tmp_path / "export"
+    with out_server.connect("d") as conn, conn.cursor() as cur:
+        cur.execute(f"EXPORT TABLE t WHERE k >= 2 TO 'file://{out}/' PROPERTIES ('label' = 'e1', "
+                    "'columns' = 'k,s', 'column_separator' = ',')")
+        job = _wait_export(cur, "e1")
+        assert [d[0] for d in cur.description] == ["JobId", "Label", "State", "Progress", "TaskInfo", "Path",
+                                                   "CreateTime", "StartTime", "FinishTime", "Timeout", "ErrorMsg",
+                                                   "OutfileInfo"]
+        assert (job["State"], job["Progress"], job["Path"]) == ("FINISHED", "100%", f"file://{out}/")
+        task = json.loads(job["TaskInfo"])
+        assert (task["columns"], task["format"], task["tbl"], task["partitions"]) == ("k,s", "csv", "t", ["*"])
+        [[info]] = json.loads(job["OutfileInfo"])
+        assert info["totalRows"] == "2"
+        [written] = out.glob("*.csv")
+        assert sorted(written.read_text().splitlines()) == ["2,\\N", "3,c,d"]
+        cur.execute(f"SHOW EXPORT WHERE ID = {job['JobId']}")
+        assert len(cur.fetchall()) == 1
+        with pytest.raises(pymysql.err.OperationalError, match="has already been used"):
+            cur.execute(f"EXPORT TABLE t TO 'file://{out}/' PROPERTIES ('label' = 'e1')")
+        cur.execute(f"EXPORT TABLE t TO 'file://{tmp_path}/pq/' PROPERTIES ('label' = 'e2', 'format' = 'parquet')")
+        assert _wait_export(cur, "e2")["State"] == "FINISHED"
+        [parquet] = (tmp_path / "pq").glob("*.parquet")
+        assert pq.read_table(parquet).num_rows == 3
+        for sql, message in (
+            (f"EXPORT TABLE t PARTITION (nope) TO 'file://{out}/'", "nope"),
+            (f"EXPORT TABLE t TO 'file://{out}/' PROPERTIES ('columns' = 'zz')", "Unknown column"),
+            (f"EXPORT TABLE t TO 'file://{out}/' PROPERTIES ('format' = 'xml')", "format:xml"),
+            (f"EXPORT TABLE t TO 'file://{out}/' PROPERTIES ('bogus' = '1')", "Unknown properties"),
+            (f"EXPORT TABLE missing TO 'file://{out}/'", "does not exist"),
+        ):
+            with pytest.raises(pymysql.err.MySQLError, match=message):
+                cur.execute(sql)
+        with pytest.raises(pymysql.err.OperationalError, match="no uncompleted job"):
+            cur.execute("CANCEL EXPORT WHERE LABEL = 'e1'")
+        with pytest.raises(pymysql.err.OperationalError, match="not exist"):
+            cur.execute("CANCEL EXPORT WHERE LABEL = 'nope'")
