@@ -76,13 +76,10 @@ def table_names(query: exp.Expression) -> list[tuple[str | None, str]]:
     return [(t.db or None, t.name) for t in _table_refs(query) if not isinstance(t.this, dx.TableFunction)]
 
 
-def file_bytes(query: exp.Expression) -> int:
-    """The size of the files the SELECT's table functions (local(), ...) read."""
-    total = 0
-    for t in _table_refs(query):
-        if isinstance(t.this, dx.TableFunction):
-            total += sum(os.path.getsize(p) for p in options_of(t.this).paths)
-    return total
+def file_stats(query: exp.Expression) -> tuple[int, int]:
+    """(number, total size) of the files the SELECT's table functions (local(), ...) read."""
+    paths = [p for t in _table_refs(query) if isinstance(t.this, dx.TableFunction) for p in options_of(t.this).paths]
+    return len(paths), sum(os.path.getsize(p) for p in paths)
 
 
 def reads_data(query: exp.Expression, current_db: str | None) -> bool:

@@ -57,6 +57,8 @@ class LoadJob:
     error_type: str | None = None  # LOAD_RUN_FAIL / USER_CANCEL
     error_msg: str | None = None
     spark: bool = False  # runs on Spark (progress comes from its job group)
+    file_number: int = 0  # the files an INSERT ... SELECT FROM local() reads
+    file_size: int = 0
 
     # not persisted: the live run
     def __post_init__(self) -> None:
@@ -173,10 +175,11 @@ class LoadJobs:
 
     # -- jobs ---------------------------------------------------------------------------------------------
     def start(self, label: str, db: str, table: str, user: str, connection_id: int, strict: bool,
-              timeout: int, spark: bool) -> LoadJob:
+              timeout: int, spark: bool, files: tuple[int, int] = (0, 0)) -> LoadJob:
         with self._lock:
             job_id = max(self._jobs, default=FIRST_JOB_ID - 1) + 1
-            job = LoadJob(job_id, label, db, table, user, connection_id, strict, timeout, spark=spark)
+            job = LoadJob(job_id, label, db, table, user, connection_id, strict, timeout, spark=spark,
+                          file_number=files[0], file_size=files[1])
             job._registry = self
             self._jobs[job_id] = job
         self.persist(job)
@@ -204,7 +207,8 @@ class LoadJobs:
         for j in self.jobs(db):
             progress = self._progress_text(j)
             details = {"Unfinished backends": {}, "ScannedRows": j.loaded_rows + j.filtered_rows,
-                       "TaskNumber": 1, "LoadBytes": 0, "All backends": {}, "FileNumber": 0, "FileSize": 0}
+                       "TaskNumber": 1, "LoadBytes": j.file_size, "All backends": {}, "FileNumber": j.file_number,
+                       "FileSize": j.file_size}
             rows.append((
                 str(j.job_id), j.label, j.state, progress, "INSERT",
                 f"unselected.rows=0; dpp.abnorm.ALL={j.filtered_rows}; dpp.norm.ALL={j.loaded_rows}",

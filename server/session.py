@@ -53,7 +53,7 @@ from planner.plan_cache import PlanCache
 from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
-from planner.spark_sources import OlapRef, file_bytes, reads_data, table_names
+from planner.spark_sources import OlapRef, file_stats, reads_data, table_names
 from server import accounts, show, show_data, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
@@ -549,7 +549,8 @@ class Session:
             local is None and not s.temporary and not generated and not self.in_process_loads and \
             not self._in_process_select(table, s.query)
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
-                                   int(self.vars.get("insert_timeout") or 14400), spark=on_spark)
+                                   int(self.vars.get("insert_timeout") or 14400), spark=on_spark,
+                                   files=file_stats(s.query) if s.query is not None else (0, 0))
         try:
             outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
                                                                                                   strict, local)
@@ -588,7 +589,7 @@ class Session:
         under fe.conf insert_spark_threshold_mb, as INSERT VALUES does; and when it reads or writes a LARGEINT
         column, whose 39-digit values do not fit Spark's widest decimal (38 digits)."""
         tables = [table]
-        size, known = file_bytes(query), True
+        size, known = file_stats(query)[1], True
         for db, name in table_names(query):
             try:
                 source = self.table(db, name)

@@ -4,6 +4,7 @@ for its JVM."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -38,7 +39,10 @@ def test_a_small_insert_select_runs_in_process(tmp_path: Path) -> None:
             cur.execute("SELECT sum(v) FROM b")
             assert cur.fetchone() == (100,)
             cur.execute("SHOW LOAD")
-            assert [r[2] for r in cur.fetchall()] == ["FINISHED", "FINISHED"]
+            jobs = cur.fetchall()
+            assert [r[2] for r in jobs] == ["FINISHED", "FINISHED"]
+            details = json.loads(jobs[0][14])  # JobDetails: the file the first load read
+            assert (details["FileNumber"], details["FileSize"]) == (1, csv.stat().st_size)
         assert not _spark_started(srv), "a small INSERT ... SELECT started Spark"
         assert elapsed < 30  # generous: in-process it is well under a second; Spark's start alone takes longer
     finally:
