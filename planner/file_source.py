@@ -21,7 +21,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from storage.predicate import ColumnPredicate
 
 CSV_FORMATS = ("csv", "csv_with_names", "csv_with_names_and_types")
 FORMATS = (*CSV_FORMATS, "json", "parquet")
+STRICT_FILE_ERROR = "Insert has filtered data in strict mode. Reason: "
 EXECUTED_FUNCTIONS = ("local",)
 
 # header lines each csv format carries before the data
@@ -107,6 +108,7 @@ class FileScanOptions:
     enclose: str = ""  # CSV: a field between two of these may hold the separator and line breaks
     escape: str = ""  # CSV: inside an enclosed field, makes the next character literal
     json_root: str = ""  # JSON: the object (or array of objects) the rows are read from, e.g. $.data
+    strict_types: bool = False  # a strict INSERT reads it: a csv_schema value that does not convert fails the load
     jsonpaths: tuple[str, ...] = ()  # JSON: the columns, each a path ($.a, $.a.b, $.list[0]), named by the path
 
     @classmethod
@@ -389,8 +391,15 @@ def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:
     else:
         lines = _split_lines(_read_bytes(path, opts.compression), opts)
         columns = _fields(lines.slice(min(skip, len(lines))), len(schema), opts)
-    # csv_schema: a value that does not convert to the declared type reads as NULL, as in Doris
+    # csv_schema: a value that does not convert to the declared type reads as NULL, as in Doris; a strict INSERT
+    # refuses it (Doris's scanner filters the row, and strict mode fails the load)
     arrays = [c if f.type == pa.string() else convert(c, f.type) for c, f in zip(columns, schema, strict=True)]
+    if opts.strict_types:
+        for raw, typed, f in zip(columns, arrays, schema, strict=True):
+            failed = pc.and_(pc.is_valid(raw), pc.is_null(typed))
+            if f.type != pa.string() and pc.any(failed).as_py():
+                value = raw.filter(failed)[0].as_py()
+                raise analysis_error(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '{value}'")
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -495,9 +504,10 @@ def table_functions(expression: exp.Expression) -> list[exp.Table]:
     return [t for t in expression.find_all(exp.Table) if isinstance(t.this, dx.TableFunction)]
 
 
-def bind_table_functions(expression: exp.Expression) -> tuple[exp.Expression, dict[str, FileTableSource]]:
+def bind_table_functions(expression: exp.Expression, strict_types: bool = False
+                         ) -> tuple[exp.Expression, dict[str, FileTableSource]]:
     """Replace each TVF with a table named `__dl_tvf_<n>` (aliased as written, else as the function) and
-    return the sources to resolve those names to."""
+    return the sources to resolve those names to (`strict_types`: read for a strict INSERT)."""
     found = table_functions(expression)
     if not found:
         return expression, {}
@@ -506,7 +516,8 @@ def bind_table_functions(expression: exp.Expression) -> tuple[exp.Expression, di
     for i, table in enumerate(table_functions(expression)):
         node = table.this
         name = f"{SOURCE_PREFIX}{i}"
-        sources[name] = FileTableSource(node.name, options_of(node))
+        options = options_of(node)
+        sources[name] = FileTableSource(node.name, replace(options, strict_types=True) if strict_types else options)
         alias = table.alias or node.name
         table.replace(exp.alias_(exp.to_table(name), alias, table=True))
     return expression, sources

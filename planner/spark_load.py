@@ -234,7 +234,7 @@ def run_spark_insert(req: SparkInsert, handle: LoadHandle) -> InsertOutcome:
         # Spark finds Python data sources ("dorislite") through the JVM thread's active session, and each
         # server worker thread is its own JVM thread: make the shared session active here
         spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
-        views = register_views(spark, req.query, req.resolve)
+        views = register_views(spark, req.query, req.resolve, strict_types=req.strict)
     txn_id = req.engine.catalog.begin_txn(table.db_id, table.table_id, req.label)
     try:
         handle.loading(txn_id)

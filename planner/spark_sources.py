@@ -15,13 +15,14 @@ import os
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
 
 from planner.file_source import (
+    STRICT_FILE_ERROR,
     FileScanOptions,
     file_schema,
     head_lines,
@@ -226,6 +227,10 @@ def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) ->
             raw = f"regexp_replace({raw}, '^\"(.*)\"$', '$1')"
         raw = f"nullif({raw}, '\\\\N')"
         value = raw if pa.types.is_string(f.type) else f"try_cast({raw} AS {spark_type(f.type)})"
+        if opts.strict_types and not pa.types.is_string(f.type):  # as the in-process reader: fail the load
+            message = _sql_string(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '")
+            value = (f"CASE WHEN {raw} IS NOT NULL AND {value} IS NULL THEN "
+                     f"raise_error(concat({message}, {raw}, {_sql_string(chr(39))})) ELSE {value} END")
         exprs.append(f"{value} AS {_quote(f.name)}")
     return df.selectExpr(*exprs)
 
@@ -238,7 +243,8 @@ def olap_frame(spark: SparkSession, ref: OlapRef) -> DataFrame:
             .option("versions", json.dumps({str(k): v for k, v in ref.versions.items()})).load())
 
 
-def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveOlap) -> SparkQuery:
+def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveOlap,
+                   strict_types: bool = False) -> SparkQuery:
     """Create one temp view per FROM item and return the query as Spark SQL over those views."""
     query = query.copy()
     out = SparkQuery("")
@@ -247,7 +253,8 @@ def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveO
         view = f"__dl_{tag}_{i}"
         frame: Any
         if isinstance(table.this, dx.TableFunction):
-            frame = file_frame(spark, options_of(table.this))
+            options = options_of(table.this)
+            frame = file_frame(spark, replace(options, strict_types=True) if strict_types else options)
             alias = table.alias or table.this.name
         else:
             frame = olap_frame(spark, resolve(table.db or None, table.name))

@@ -430,9 +430,11 @@ class Session:
             check_access=self._check_select,
         )
 
-    def run_query(self, expression: exp.Expression, key: str | None = None) -> pa.Table:
-        """A query's rows; with `key` (the statement's text) its plan is cached when it may be reused."""
-        expression, files = bind_table_functions(expression)
+    def run_query(self, expression: exp.Expression, key: str | None = None, strict_files: bool = False
+                  ) -> pa.Table:
+        """A query's rows; with `key` (the statement's text) its plan is cached when it may be reused;
+        `strict_files`: a strict INSERT's files (a typed value that does not convert fails it)."""
+        expression, files = bind_table_functions(expression, strict_files)
         ctx = self.query_context(files)
         plans = self.ctx.plans if key is not None and not files else None
         table = execute_query(expression, ctx, plans, key, self._profile.scans if self._profile else None)
@@ -635,7 +637,7 @@ class Session:
                                                     ctx=self.query_context())
             else:
                 assert s.query is not None
-                result = self.run_query(s.query) if rows is None else rows
+                result = self.run_query(s.query, strict_files=strict) if rows is None else rows
                 data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict,
                                                           rejects=self.rejected_rows)
             schema = arrow_schema(table)

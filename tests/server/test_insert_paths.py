@@ -8,6 +8,9 @@ import json
 import time
 from pathlib import Path
 
+import pymysql
+import pytest
+
 from tests.conftest import ServerProcess, free_port
 
 PROPS = "DISTRIBUTED BY HASH(k) BUCKETS 2 PROPERTIES ('replication_num' = '1')"
@@ -72,3 +75,33 @@ def test_spark_starts_in_the_background_at_startup(tmp_path: Path) -> None:
         assert srv.log is not None and srv.log.read_text().count("Spark started") == 1
     finally:
         srv.stop()
+
+
+def test_typed_csv_values_that_do_not_convert(tmp_path: Path, server) -> None:
+    """A csv_schema-typed value that does not convert ('abc' as INT) fails a strict INSERT, in-process and on
+    Spark, as Doris's strict mode refuses the row; a non-strict one loads it as NULL."""
+    csv = tmp_path / "typed.csv"
+    csv.write_text("1,3.00\nabc,4.00\n")
+    select = (f"SELECT * FROM local('file_path' = '{csv}', 'format' = 'csv', 'column_separator' = ',', "
+              "'csv_schema' = 'id:int;amount:decimal(10,2)')")
+    local = ServerProcess(free_port(), tmp_path / "data",
+                          fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
+    try:
+        for srv in (local, server):  # in-process; the shared test server runs it on Spark
+            with srv.connect() as conn, conn.cursor() as cur:
+                cur.execute("CREATE DATABASE IF NOT EXISTS typed_csv")
+                cur.execute("USE typed_csv")
+                cur.execute("DROP TABLE IF EXISTS t")
+                cur.execute("CREATE TABLE t (id INT, amount DECIMAL(10, 2)) DUPLICATE KEY(id) DISTRIBUTED BY "
+                            "HASH(id) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+                with pytest.raises(pymysql.err.OperationalError, match=r"column\(id\) value is incorrect: 'abc'"):
+                    cur.execute(f"INSERT INTO t {select}")
+                cur.execute("SELECT count(*) FROM t")
+                assert cur.fetchone() == (0,)
+                cur.execute("SET enable_insert_strict = false")
+                cur.execute(f"INSERT INTO t {select}")
+                cur.execute("SELECT id, amount FROM t ORDER BY amount")
+                assert [(i, str(a)) for i, a in cur.fetchall()] == [(1, "3.00"), (None, "4.00")]
+                cur.execute("DROP DATABASE typed_csv")
+    finally:
+        local.stop()
