@@ -196,6 +196,7 @@ class SparkInsert:
     settings: Mapping[str, str]
     resolve: ResolveOlap
     overwrite: Overwrite | None = None  # INSERT OVERWRITE: the partitions the rows replace
+    precommit: bool = False  # written and held (engine.hold): a LOAD publishes all its tables together
 
 
 @dataclass(frozen=True)
@@ -252,7 +253,10 @@ def run_spark_insert(req: SparkInsert, handle: LoadHandle) -> InsertOutcome:
             if result.loaded_rows == 0 and (req.overwrite is None or not req.overwrite.targets(())):
                 req.engine.abort(txn_id, "no data")
                 return InsertOutcome(req.label, None, 0, 0)
-            req.engine.commit(txn_id, result.staged, result.partition_ids, req.overwrite)
+            if req.precommit:
+                req.engine.hold(txn_id, result.staged, result.partition_ids, req.overwrite)
+            else:
+                req.engine.commit(txn_id, result.staged, result.partition_ids, req.overwrite)
         return InsertOutcome(req.label, txn_id, result.loaded_rows, result.filtered_rows)
     except BaseException as e:
         req.engine.abort(txn_id, "user cancel" if handle.cancelled else str(e)[:1000])

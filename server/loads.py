@@ -24,7 +24,7 @@ import pyarrow as pa
 
 log = logging.getLogger("dorislite.loads")
 
-PENDING, LOADING, FINISHED, CANCELLED = "PENDING", "LOADING", "FINISHED", "CANCELLED"
+PENDING, ETL, LOADING, FINISHED, CANCELLED = "PENDING", "ETL", "LOADING", "FINISHED", "CANCELLED"
 KEEP_JOBS = 10000  # finished jobs remembered (Doris drops them after label_keep_max_second)
 FIRST_JOB_ID = 10000
 
@@ -57,6 +57,8 @@ class LoadJob:
     error_type: str | None = None  # LOAD_RUN_FAIL / USER_CANCEL
     error_msg: str | None = None
     spark: bool = False  # runs on Spark (progress comes from its job group)
+    kind: str = "INSERT"  # SHOW LOAD's Type: INSERT, BROKER (LOAD LABEL), SPARK (LOAD ... WITH RESOURCE)
+    comment: str = ""
     file_number: int = 0  # the files an INSERT ... SELECT FROM local() reads
     file_size: int = 0
 
@@ -83,7 +85,11 @@ class LoadJob:
 
     # -- LoadHandle (planner.spark_load) ----------------------------------------------------------------
     def loading(self, txn_id: int) -> None:
-        self._update(state=LOADING, txn_id=txn_id, load_start_time=time.time())
+        self._update(state=LOADING, txn_id=txn_id, load_start_time=self.load_start_time or time.time())
+
+    def etl(self) -> None:
+        """A Spark Load's ETL phase (Spark reads and converts the files)."""
+        self._update(state=ETL)
 
     @contextlib.contextmanager
     def commit_guard(self) -> Iterator[None]:
@@ -175,11 +181,12 @@ class LoadJobs:
 
     # -- jobs ---------------------------------------------------------------------------------------------
     def start(self, label: str, db: str, table: str, user: str, connection_id: int, strict: bool,
-              timeout: int, spark: bool, files: tuple[int, int] = (0, 0)) -> LoadJob:
+              timeout: int, spark: bool, files: tuple[int, int] = (0, 0), kind: str = "INSERT",
+              comment: str = "") -> LoadJob:
         with self._lock:
             job_id = max(self._jobs, default=FIRST_JOB_ID - 1) + 1
             job = LoadJob(job_id, label, db, table, user, connection_id, strict, timeout, spark=spark,
-                          file_number=files[0], file_size=files[1])
+                          file_number=files[0], file_size=files[1], kind=kind, comment=comment)
             job._registry = self
             self._jobs[job_id] = job
         self.persist(job)
@@ -210,13 +217,13 @@ class LoadJobs:
                        "TaskNumber": 1, "LoadBytes": j.file_size, "All backends": {}, "FileNumber": j.file_number,
                        "FileSize": j.file_size}
             rows.append((
-                str(j.job_id), j.label, j.state, progress, "INSERT",
+                str(j.job_id), j.label, j.state, progress, j.kind,
                 f"unselected.rows=0; dpp.abnorm.ALL={j.filtered_rows}; dpp.norm.ALL={j.loaded_rows}",
                 f"cluster:N/A; timeout(s):{j.timeout}; max_filter_ratio:{0.0 if j.strict else 1.0}",
                 None if j.error_msg is None else f"type:{j.error_type}; msg:{j.error_msg}",
                 _time(j.create_time), _time(j.create_time), _time(j.load_start_time), _time(j.load_start_time),
                 _time(j.finish_time), None, json.dumps(details), None if j.txn_id is None else str(j.txn_id),
-                "{}", j.user, "",
+                "{}", j.user, j.comment,
             ))
         arrays = [pa.array([r[i] for r in rows], pa.string()) for i in range(len(SHOW_LOAD_COLUMNS))]
         return pa.Table.from_arrays(arrays, names=list(SHOW_LOAD_COLUMNS))

@@ -64,6 +64,7 @@ from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_de
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.exports import ExportJob, ExportJobs
 from server.information_schema import InformationSchema
+from server.label_loads import LabelLoads
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
 from server.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
@@ -71,6 +72,7 @@ from server.outfile import outfile_spec, write_outfile
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
 from server.protocol.handler import ConnectionInfo
+from server.resources import SHOW_RESOURCES_COLUMNS, Resources
 from server.results import OkResult, Result, ResultSet, StatementError
 from server.show_create import describe_all_rows, describe_rows
 from server.show_partitions import auto_bucket_sizer, show_partitions
@@ -115,6 +117,8 @@ class SessionContext:
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
         self.exports = ExportJobs(self.engine.root)
+        self.resources = Resources(self.engine.root)
+        self.label_loads = LabelLoads(self)
         self.profiles = ProfileStore()
         self.plans = PlanCache(lambda: self.engine.catalog.generation)
         self.compaction = CompactionManager(self.engine, self.config.be)
@@ -235,6 +239,8 @@ class Session:
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
         self.in_process_loads = False  # a small Stream Load's INSERT ... SELECT runs here, not on Spark
         self.precommit_loads = False  # a two-phase Stream Load: written, published by its second request
+        self.load_job: LoadJob | None = None  # a LOAD LABEL's job: its INSERTs report to it, not to jobs of their own
+        self.spark_loads = False  # a LOAD ... WITH RESOURCE: its INSERTs run on Spark whatever their size
         self.rejected_rows: list[str] | None = None  # set: an in-process load keeps its filtered rows here
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
@@ -549,20 +555,25 @@ class Session:
         # generated columns are computed in-process from the bound rows
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
             local is None and not s.temporary and not generated and not self.in_process_loads and \
-            not self._in_process_select(table, s.query)
+            (self.spark_loads or not self._in_process_select(table, s.query))
+        owned = self.load_job is None
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark,
-                                   files=file_stats(s.query) if s.query is not None else (0, 0))
+                                   files=file_stats(s.query) if s.query is not None else (0, 0)) \
+            if self.load_job is None else self.load_job
         try:
             outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
                                                                                                   strict, local)
         except LoadCancelled:
-            job.fail(USER_CANCEL)
+            if owned:
+                job.fail(USER_CANCEL)
             raise doris_error(f"Load [{label}] cancelled: {USER_CANCEL}", 1317, "70100") from None
         except Exception as e:
-            job.fail((getattr(e, "message", None) or str(e)).removeprefix("errCode = 2, detailMessage = "))
+            if owned:
+                job.fail((getattr(e, "message", None) or str(e)).removeprefix("errCode = 2, detailMessage = "))
             raise
-        job.finish(outcome.txn_id, outcome.loaded_rows, outcome.filtered_rows)
+        if owned:
+            job.finish(outcome.txn_id, outcome.loaded_rows, outcome.filtered_rows)
         if outcome.txn_id is None:
             return OkResult(affected_rows=0, warnings=outcome.filtered_rows)
         if outcome.filtered_rows:
@@ -616,8 +627,9 @@ class Session:
         job.on_cancel(lambda: _cancel_spark_group(job.job_group))
         request = SparkInsert(
             engine=self.ctx.engine, table=table, query=s.query, target_columns=s.columns, partitions=s.partitions,
-            label=job.label, strict=strict, now=self.query_context().statement_time(),
+            label=s.label or job.label, strict=strict, now=self.query_context().statement_time(),
             settings=dict(self.ctx.config.fe), resolve=resolve, overwrite=_overwrite(s, table),
+            precommit=self.precommit_loads,
         )
         if s.partitions == ("*",):
             request.partitions = ()
@@ -659,8 +671,8 @@ class Session:
                 if filtered:
                     raise doris_error("all partitions have no load data", 1064, "HY000")
                 if overwrite is None or not overwrite.targets(()):
-                    return InsertOutcome(job.label, None, 0, 0)
-            load = self.ctx.engine.load(table, data, label=job.label, strict=strict, overwrite=overwrite,
+                    return InsertOutcome(s.label or job.label, None, 0, 0)
+            load = self.ctx.engine.load(table, data, label=s.label or job.label, strict=strict, overwrite=overwrite,
                                         temporary=s.temporary, precommit=self.precommit_loads)
             job.loading(load.txn_id)
             return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
@@ -742,6 +754,30 @@ class Session:
         for job in cancelled:
             job.wait_done(timeout=60.0)  # the load thread aborts the transaction and records CANCELLED
         return OkResult()
+
+    # -- LOAD LABEL and resources -----------------------------------------------------------------------
+    def _load_label(self, s: st.LoadLabel) -> Result:
+        return self.ctx.label_loads.submit(s, self._db(s.db), self.identity, self.info.host, self.info.connection_id)
+
+    def _create_resource(self, s: st.CreateResource) -> Result:
+        self.ctx.resources.create(s.name, dict(s.properties), s.if_not_exists)
+        return OkResult()
+
+    def _drop_resource(self, s: st.DropResource) -> Result:
+        self.ctx.resources.drop(s.name, s.if_exists)
+        return OkResult()
+
+    def _show_resources(self, s: st.ShowResources) -> Result:
+        # resources are used with ADMIN here (USAGE_PRIV on a resource is not kept): others see none
+        rows = self.ctx.resources.rows() if self.ctx.users.is_admin(self.identity) else []
+        if s.like is not None:
+            rows = [r for r in rows if r[0] in show.like_filter([r[0]], s.like)]
+        table = show.string_table(list(SHOW_RESOURCES_COLUMNS), rows)
+        if s.where:
+            [parsed] = parse(f"SELECT * FROM show WHERE {s.where}")
+            assert isinstance(parsed, st.Query)
+            table = self._where(table, parsed.expression.args["where"].this)
+        return ResultSet(table)
 
     # -- EXPORT -----------------------------------------------------------------------------------------
     _EXPORT_KEYS = frozenset({"label", "columns", "format", "column_separator", "line_delimiter", "max_file_size",
@@ -1305,6 +1341,10 @@ class Session:
         st.Query: _query,
         st.SelectIntoOutfile: _select_into_outfile,
         st.ExportTable: _export_table,
+        st.LoadLabel: _load_label,
+        st.CreateResource: _create_resource,
+        st.DropResource: _drop_resource,
+        st.ShowResources: _show_resources,
         st.ShowExport: _show_export,
         st.CancelExport: _cancel_export,
         st.Explain: _explain,

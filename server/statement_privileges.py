@@ -128,6 +128,8 @@ CHECKS: dict[type, Check] = {
     st.ShowProc: _admin,
     st.ShowNodes: _admin,
     st.ExportTable: _table("SELECT_PRIV"),
+    st.CreateResource: _admin,
+    st.DropResource: _admin,
     st.ShowExport: _visible_database(),
     st.CancelExport: _visible_database(),
     st.ShowData: _show_data,

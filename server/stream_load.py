@@ -37,7 +37,8 @@ from sql.parse import parse
 if TYPE_CHECKING:
     from server.session import SessionContext
 
-_FORMATS = {"csv": ("csv", 0), "csv_with_names": ("csv", 1), "csv_with_names_and_types": ("csv", 2), "json": ("json", 0)}
+_FORMATS = {"csv": ("csv", 0), "csv_with_names": ("csv", 1), "csv_with_names_and_types": ("csv", 2), "json": ("json", 0),
+            "parquet": ("parquet", 0)}
 _COMPRESS = {"gz": "gz", "gzip": "gz", "lz4": "lz4frame", "lz4frame": "lz4frame", "bz2": "bz2", "zstd": "zstd",
              "plain": "plain"}
 _DERIVED = re.compile(r"^\s*(`[^`]+`|[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.+)$", re.S)
@@ -200,7 +201,7 @@ class StreamLoad:
         fmt = headers.get("format", "csv").strip().lower()
         if fmt not in _FORMATS:
             raise StreamLoadError(f"format {fmt} is not supported: csv, csv_with_names, csv_with_names_and_types, "
-                                  "json")
+                                  "json, parquet")
         local_format, skip = _FORMATS[fmt]
         props = {"file_path": str(body), "format": local_format}
         if local_format == "csv":
@@ -212,7 +213,7 @@ class StreamLoad:
             for key in ("enclose", "escape"):
                 if headers.get(key):
                     props[key] = headers[key]
-        else:
+        elif local_format == "json":
             props["strip_outer_array"] = headers.get("strip_outer_array", "false")
             props["read_json_by_line"] = headers.get("read_json_by_line", "true"
                                                      if headers.get("strip_outer_array", "false") != "true" else "false")
@@ -225,7 +226,7 @@ class StreamLoad:
         column_names = [c.name for c in target.columns if c.generated is None]
         header = headers.get("columns", "").strip()
         sources, derived = _columns(header) if header else ([], [])
-        if local_format == "json":
+        if local_format in ("json", "parquet"):  # fields by name
             inner, sources = self._json_source(props, headers, sources, column_names, header != "")
         else:
             sources = sources or ([] if header else column_names)

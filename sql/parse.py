@@ -24,6 +24,7 @@ from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
 from sql.export import is_export, parse_export
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
+from sql.load_label import is_load_label, is_resource_statement, parse_load_label, parse_resource_statement
 from sql.outfile import split_outfile
 
 _DIALECT = DorisLite()
@@ -47,6 +48,10 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
         return [parse_account_statement(text)]
     if is_export(text):
         return [parse_export(text)]
+    if is_load_label(text):
+        return [parse_load_label(text)]
+    if is_resource_statement(text):
+        return [parse_resource_statement(text)]
     if "outfile" in text.lower() and (outfile := split_outfile(text)) is not None:
         query_text, path, fmt, props = outfile
         [query] = parse(query_text, sql_mode, limits)

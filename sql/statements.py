@@ -460,6 +460,55 @@ class CancelLoad(Statement):
     where: exp.Expression
 
 
+@dataclass(frozen=True)
+class DataDescription:
+    """One DATA INFILE (...) INTO TABLE t ... clause of LOAD LABEL."""
+
+    paths: tuple[str, ...]
+    table: str
+    partitions: tuple[str, ...] = ()
+    column_separator: str | None = None
+    line_delimiter: str | None = None
+    format: str | None = None
+    columns: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()  # "c = expr"
+    where: str | None = None
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadLabel(Statement):
+    """LOAD LABEL [db.]label (DATA INFILE ... , ...) [WITH RESOURCE | BROKER | LOCAL] [PROPERTIES (...)]."""
+
+    db: str | None
+    label: str
+    descriptions: tuple[DataDescription, ...]
+    kind: str  # BROKER | SPARK
+    resource: str | None = None
+    with_properties: tuple[tuple[str, str], ...] = ()
+    properties: tuple[tuple[str, str], ...] = ()
+    comment: str = ""
+
+
+@dataclass(frozen=True)
+class CreateResource(Statement):
+    name: str
+    properties: tuple[tuple[str, str], ...]
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropResource(Statement):
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowResources(Statement):
+    like: str | None = None
+    where: str | None = None
+
+
 # -- ALTER TABLE ... ROLLUP ---------------------------------------------------------------------------
 
 

@@ -425,8 +425,7 @@ class StorageEngine:
             rows = data.filter(pa.array(keep[0])) if filtered else data
             staged, partition_ids = self._write_load(txn_id, current, rows, positions)
             if precommit:
-                with self._precommit_lock:
-                    self._precommitted[txn_id] = (staged, partition_ids, overwrite, time.monotonic())
+                self.hold(txn_id, staged, partition_ids, overwrite)
             else:
                 self.commit(txn_id, staged, partition_ids, overwrite)
         except BaseException as e:
@@ -434,6 +433,12 @@ class StorageEngine:
             raise
         return LoadResult(txn_id=txn_id, label=label, num_rows=rows.num_rows,
                           status="PRECOMMITTED" if precommit else "VISIBLE", filtered_rows=filtered)
+
+    def hold(self, txn_id: int, staged: list[StagedRowset], partition_ids: list[int],
+             overwrite: Overwrite | None = None) -> None:
+        """Keep a written load for commit_precommitted / abort_precommitted instead of publishing it."""
+        with self._precommit_lock:
+            self._precommitted[txn_id] = (list(staged), list(partition_ids), overwrite, time.monotonic())
 
     def expire_precommitted(self, max_age_seconds: float) -> list[int]:
         """Abort the pre-committed loads older than `max_age_seconds` (Doris's precommit timeout)."""
