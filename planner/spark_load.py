@@ -236,6 +236,9 @@ def run_spark_insert(req: SparkInsert, handle: LoadHandle) -> InsertOutcome:
         # server worker thread is its own JVM thread: make the shared session active here
         spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
         views = register_views(spark, req.query, req.resolve, strict_types=req.strict)
+    if handle.cancelled:  # cancelled while Spark started: nothing ran yet
+        drop_views(spark, views.views)
+        raise LoadCancelled()
     txn_id = req.engine.catalog.begin_txn(table.db_id, table.table_id, req.label)
     try:
         handle.loading(txn_id)
