@@ -80,6 +80,7 @@ from server.show_tablets import show_tablets
 from server.statement_privileges import check_statement
 from server.variables import VERSION, SessionVariables
 from sql import statements as st
+from sql.dialect import quote_ident
 from sql.limits import ExprLimits
 from sql.parse import parse
 from sql.types import parse_type
@@ -809,9 +810,7 @@ class Session:
             timeout = int(props.get("timeout", "7200"))
         except ValueError:
             raise doris_error(f"Invalid timeout: {props['timeout']}") from None
-        def ident(name: str) -> str:
-            return "`" + name.replace("`", "``") + "`"
-
+        ident = quote_ident
         text = (f"SELECT {', '.join(ident(names[c.lower()]) for c in columns) or '*'} FROM {ident(db)}."
                 f"{ident(table.name)}" + (f" PARTITION ({', '.join(ident(p) for p in s.partitions)})"
                                           if s.partitions else "")

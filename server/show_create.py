@@ -6,6 +6,7 @@ table (tests/server/test_show_create.py checks the round trip).
 
 from __future__ import annotations
 
+from sql.dialect import quote_ident
 from sql.types import parse_type
 from storage.catalog.model import (
     KEYS_AGG,
@@ -26,8 +27,7 @@ def _quote(text: str, quote: str = "'") -> str:
     return f"{quote}{escaped}{quote}"
 
 
-def _ident(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+_ident = quote_ident
 
 
 def _column_sql(column: Column, keys_type: str) -> str:

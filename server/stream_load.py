@@ -32,6 +32,7 @@ from server.access import Identity
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult
 from sql.alter_columns import split_top
+from sql.dialect import quote_ident
 from sql.parse import parse
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class StreamLoadError(Exception):
 
 
 def _ident(name: str) -> str:
-    return "`" + name.strip().strip("`").replace("`", "``") + "`"
+    return quote_ident(name.strip().strip("`"))
 
 
 def _string(value: str) -> str:

@@ -705,3 +705,8 @@ def dialect_for_sql_mode(sql_mode: str | None) -> type[DorisLite]:
     if pipes:
         return DorisLitePipesAsConcat
     return DorisLiteNoBackslashEscapes if no_backslash else DorisLite
+
+
+def quote_ident(name: str) -> str:
+    """A name as a back-quoted Doris identifier (statements the server writes itself)."""
+    return "`" + name.replace("`", "``") + "`"
