@@ -45,7 +45,9 @@ def test_glob_reads_every_file_in_name_order(tmp_path: Path) -> None:
 @pytest.mark.parametrize("props, message", [
     ({"format": "orc2"}, "format:orc2 is not supported."),
     ({"skip_lines": "x"}, "skip_lines should be a number"),
-    ({"json_root": "$.a"}, "json_root"),
+    ({"json_root": "data.a"}, "Invalid json_root"),
+    ({"jsonpaths": "[\"$.a\", 3]"}, "Invalid jsonpaths"),
+    ({"enclose": "ab"}, "single character"),
 ])
 def test_bad_options(tmp_path: Path, props: dict, message: str) -> None:
     (tmp_path / "a.csv").write_text("1\n")

@@ -323,7 +323,7 @@ def test_syntax_error_points_at_the_line() -> None:
 @pytest.mark.parametrize("text,kind", [
     ("CREATE MATERIALIZED VIEW v AS SELECT 1", "CREATE MATERIALIZED VIEW"),
     ('ALTER TABLE t ENABLE FEATURE "BATCH_DELETE"', "ALTER TABLE"),
-    ("SHOW BACKENDS", "SHOW BACKENDS"),
+    ("SHOW BROKER", "SHOW BROKER"),
     ("INSERT IGNORE INTO t VALUES (1)", "INSERT IGNORE"),
     ("CREATE OR REPLACE TABLE t2 AS SELECT 1", "CREATE OR REPLACE TABLE"),
 ])
