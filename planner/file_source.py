@@ -396,8 +396,10 @@ def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:
     arrays = [c if f.type == pa.string() else convert(c, f.type) for c, f in zip(columns, schema, strict=True)]
     if opts.strict_types:
         for raw, typed, f in zip(columns, arrays, schema, strict=True):
+            if f.type == pa.string():
+                continue
             failed = pc.and_(pc.is_valid(raw), pc.is_null(typed))
-            if f.type != pa.string() and pc.any(failed).as_py():
+            if pc.any(failed).as_py():
                 value = raw.filter(failed)[0].as_py()
                 raise analysis_error(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '{value}'")
     return pa.Table.from_arrays(arrays, schema=schema)
