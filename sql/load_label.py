@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from sql import statements as st
+from sql.alter_columns import split_top
 from sql.errors import analysis_error, parse_error
 from sql.outfile import properties
 
@@ -64,11 +66,9 @@ class _Reader:
         self.pos = m.end()
         return m.group(1) or m.group(2)
 
-    def parens(self) -> str | None:
-        """The text inside a balanced `( ... )` (quotes respected)."""
-        self._skip()
-        if self.pos >= len(self.text) or self.text[self.pos] != "(":
-            return None
+    def _outside_quotes(self) -> Iterator[tuple[int, str, int]]:
+        """(offset, character, parenthesis depth before it) of each character from the cursor that is not inside
+        quotes or backticks."""
         depth, i, quote = 0, self.pos, ""
         while i < len(self.text):
             c = self.text[i]
@@ -79,41 +79,35 @@ class _Reader:
                     quote = ""
             elif c in "'\"`":
                 quote = c
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    inner = self.text[self.pos + 1:i]
-                    self.pos = i + 1
-                    return inner
+            else:
+                yield i, c, depth
+                depth += (c == "(") - (c == ")")
             i += 1
+
+    def parens(self) -> str | None:
+        """The text inside a balanced `( ... )` (quotes respected)."""
+        self._skip()
+        if self.pos >= len(self.text) or self.text[self.pos] != "(":
+            return None
+        for i, c, depth in self._outside_quotes():
+            if c == ")" and depth == 1:
+                inner = self.text[self.pos + 1:i]
+                self.pos = i + 1
+                return inner
         raise parse_error("errCode = 2, detailMessage = Syntax error: unbalanced parentheses in LOAD")
 
     def until(self, *stops: str) -> str:
-        """The text up to the next top-level stop word (or the end), parentheses and quotes respected."""
+        """The text up to the next top-level stop word or comma (or the end), parentheses and quotes respected."""
         self._skip()
-        start, i, depth, quote = self.pos, self.pos, 0, ""
+        start, end = self.pos, len(self.text)
         pattern = re.compile(r"(?:" + "|".join(w for w in stops if w != ",") + r")\b", re.I)
-        while i < len(self.text):
-            c = self.text[i]
-            if quote:
-                if c == "\\":
-                    i += 1
-                elif c == quote:
-                    quote = ""
-            elif c in "'\"`":
-                quote = c
-            elif c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-            elif depth == 0 and ((c == "," and "," in stops) or (pattern.match(self.text, i) and (
+        for i, c, depth in self._outside_quotes():
+            if depth == 0 and ((c == "," and "," in stops) or (pattern.match(self.text, i) and (
                     i == 0 or not (self.text[i - 1].isalnum() or self.text[i - 1] == "_")))):
+                end = i
                 break
-            i += 1
-        self.pos = i
-        return self.text[start:i].strip()
+        self.pos = end
+        return self.text[start:end].strip()
 
     def rest(self) -> str:
         return self.text[self.pos:].strip().rstrip(";").strip()
@@ -124,23 +118,7 @@ class _Reader:
 
 
 def _split_top(text: str) -> list[str]:
-    out, depth, quote, start = [], 0, "", 0
-    for i, c in enumerate(text):
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"`":
-            quote = c
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
-            out.append(text[start:i].strip())
-            start = i + 1
-    if text[start:].strip():
-        out.append(text[start:].strip())
-    return out
+    return [p for p in split_top(text) if p]
 
 
 def is_load_label(text: str) -> bool:

@@ -759,9 +759,10 @@ def _show_query_profile(node: dx.ShowQueryProfile) -> st.Statement:
     return st.ShowQueryProfile(node.this.name)
 
 
-def _show_load(node: dx.ShowLoad) -> st.Statement:
+def _show_load(node: dx.ShowLoad | dx.ShowExport) -> st.Statement:
     order = node.args.get("order")
-    return st.ShowLoad(
+    kind = st.ShowExport if isinstance(node, dx.ShowExport) else st.ShowLoad
+    return kind(
         _text(node.args.get("db")), _where(node.args.get("where")), tuple(order.expressions) if order else (),
         _int(node.args.get("limit")), _int(node.args.get("offset")),
     )
@@ -772,14 +773,6 @@ def _show_data(node: dx.ShowData) -> st.Statement:
     table = node.this
     return st.ShowData(_text(table.args.get("db")) if table else None, table.name if table else None,
                        tuple(order.expressions) if order else ())
-
-
-def _show_export(node: dx.ShowExport) -> st.Statement:
-    order = node.args.get("order")
-    return st.ShowExport(
-        _text(node.args.get("db")), _where(node.args.get("where")), tuple(order.expressions) if order else (),
-        _int(node.args.get("limit")), _int(node.args.get("offset")),
-    )
 
 
 def _cancel_load(node: dx.CancelLoad) -> st.Statement:
@@ -1142,7 +1135,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     dx.ShowTablets: _show_tablets,
     dx.ShowLoad: _show_load,
     dx.ShowData: _show_data,
-    dx.ShowExport: _show_export,
+    dx.ShowExport: _show_load,
     dx.CancelExport: lambda n: st.CancelExport(_text(n.args.get("db")), _where(n.args.get("where"))),
     dx.ShowQueryProfile: _show_query_profile,
     dx.CancelLoad: _cancel_load,

@@ -410,25 +410,6 @@ class ExportTable(Statement):
 
 
 @dataclass(frozen=True)
-class ShowExport(Statement):
-    """SHOW EXPORT [FROM db] [WHERE ID = n | LABEL = "x" | LABEL LIKE "p" | STATE = "s"] [ORDER BY ..] [LIMIT ..]."""
-
-    db: str | None = None
-    where: exp.Expression | None = None
-    order_by: tuple[exp.Ordered, ...] = ()
-    limit: int | None = None
-    offset: int | None = None
-
-
-@dataclass(frozen=True)
-class CancelExport(Statement):
-    """CANCEL EXPORT [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "PENDING" | "EXPORTING"."""
-
-    db: str | None
-    where: exp.Expression
-
-
-@dataclass(frozen=True)
 class Explain(Statement):
     query: exp.Expression
     level: str | None = None  # VERBOSE / GRAPH / ... / None for plain EXPLAIN
@@ -507,6 +488,16 @@ class DropResource(Statement):
 class ShowResources(Statement):
     like: str | None = None
     where: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowExport(ShowLoad):
+    """SHOW EXPORT [FROM db] [WHERE ID = n | LABEL = "x" | LABEL LIKE "p" | STATE = "s"] [ORDER BY ..] [LIMIT ..]."""
+
+
+@dataclass(frozen=True)
+class CancelExport(CancelLoad):
+    """CANCEL EXPORT [FROM db] WHERE LABEL = "x" | LABEL LIKE "p" | STATE = "PENDING" | "EXPORTING"."""
 
 
 # -- ALTER TABLE ... ROLLUP ---------------------------------------------------------------------------

@@ -181,23 +181,28 @@ def decimal_fits(arr: pa.Array, precision: int, scale: int) -> pa.Array:
     return pc.less(pc.abs(arr), bound)
 
 
+def _decimal_text(arr: pa.Array, int_digits: int, scale: int) -> pa.Array:
+    """Text (or booleans / dates as numbers) cleaned for a decimal cast: NULL unless a decimal number, NULL with
+    `int_digits` or more integer digits (overflow, before an Arrow cast could fail), cut one digit past `scale`
+    (the caller rounds half up on it, as Doris does)."""
+    if not is_string(arr.type):
+        arr = to_string(_to_number(arr, False))
+    ok = pc.match_substring_regex(arr, _DEC_RE)
+    txt = pc.utf8_trim_whitespace(pc.if_else(ok, arr, None))
+    txt = pc.replace_substring_regex(txt, r"^([+-]?)\.", r"\10.")
+    too_big = pc.match_substring_regex(txt, rf"^[+-]?0*[1-9]\d{{{int_digits},}}(\.|$)")
+    txt = pc.if_else(too_big, None, txt)
+    txt = pc.replace_substring_regex(txt, rf"^([+-]?\d*\.\d{{0,{scale + 1}}})\d*$", r"\1")
+    return pc.replace_substring_regex(txt, r"\.$", "")
+
+
 def _to_decimal(arr: pa.Array, target: pa.Decimal128Type) -> pa.Array:
     p, s = target.precision, target.scale
     src = arr.type
     if target == LARGEINT_ARROW:
         return _to_largeint(arr)
     if is_string(src) or pa.types.is_boolean(src) or is_temporal(src):
-        if not is_string(src):
-            arr = to_string(_to_number(arr, False))
-        ok = pc.match_substring_regex(arr, _DEC_RE)
-        txt = pc.utf8_trim_whitespace(pc.if_else(ok, arr, None))
-        txt = pc.replace_substring_regex(txt, r"^([+-]?)\.", r"\10.")
-        # too many integer digits: overflow -> NULL before an arrow cast could fail
-        too_big = pc.match_substring_regex(txt, rf"^[+-]?0*[1-9]\d{{{p - s},}}(\.|$)")
-        txt = pc.if_else(too_big, None, txt)
-        # keep one digit beyond the target scale, then round half up (as Doris does)
-        txt = pc.replace_substring_regex(txt, rf"^([+-]?\d*\.\d{{0,{s + 1}}})\d*$", r"\1")
-        txt = pc.replace_substring_regex(txt, r"\.$", "")
+        txt = _decimal_text(arr, p - s, s)
         if p + 2 > 38 and s < 38:  # LARGEINT, DECIMAL(37+): the extra digits need DECIMAL256 on the way
             wide = pc.round(pc.cast(txt, pa.decimal256(p + 2, s + 1)), s, round_mode="half_towards_infinity")
             return pc.cast(wide, target, safe=False)  # too many digits were made NULL above
@@ -241,14 +246,7 @@ def _to_largeint(arr: pa.Array) -> pa.Array:
     decimals do; anything else is NULL."""
     src = arr.type
     if is_string(src) or pa.types.is_boolean(src) or is_temporal(src):
-        if not is_string(src):
-            arr = to_string(_to_number(arr, False))
-        ok = pc.match_substring_regex(arr, _DEC_RE)
-        txt = pc.utf8_trim_whitespace(pc.if_else(ok, arr, None))
-        txt = pc.replace_substring_regex(txt, r"^([+-]?)\.", r"\10.")
-        txt = pc.if_else(pc.match_substring_regex(txt, r"^[+-]?0*[1-9]\d{39,}(\.|$)"), None, txt)
-        txt = pc.replace_substring_regex(txt, r"^([+-]?\d*\.\d?)\d*$", r"\1")
-        txt = pc.replace_substring_regex(txt, r"\.$", "")
+        txt = _decimal_text(arr, 40, 0)
         wide = pc.round(pc.cast(txt, pa.decimal256(41, 1)), 0, round_mode="half_towards_infinity")
         wide = pc.cast(wide, pa.decimal256(76, 0))
     elif pa.types.is_floating(src):
