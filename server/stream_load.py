@@ -31,9 +31,9 @@ from planner.file_source import FileScanOptions, file_schema
 from server.access import Identity
 from server.protocol.handler import ConnectionInfo
 from server.results import OkResult
-from sql.alter_columns import split_top
 from sql.dialect import quote_ident
 from sql.parse import parse
+from sql.text_statements.alter_columns import split_top
 
 if TYPE_CHECKING:
     from server.session import SessionContext

@@ -18,14 +18,19 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from sql import expressions as dx
 from sql import statements as st
-from sql.accounts import is_account_statement, parse_account_statement
-from sql.alter_columns import is_alter_columns, parse_alter_columns
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
-from sql.export import is_export, parse_export
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
-from sql.load_label import is_load_label, is_resource_statement, parse_load_label, parse_resource_statement
-from sql.outfile import split_outfile
+from sql.text_statements.accounts import is_account_statement, parse_account_statement
+from sql.text_statements.alter_columns import is_alter_columns, parse_alter_columns
+from sql.text_statements.export import is_export, parse_export
+from sql.text_statements.load_label import (
+    is_load_label,
+    is_resource_statement,
+    parse_load_label,
+    parse_resource_statement,
+)
+from sql.text_statements.outfile import split_outfile
 
 _DIALECT = DorisLite()
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

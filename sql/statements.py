@@ -643,7 +643,7 @@ ColumnClause = AddColumns | DropColumn | ModifyColumn | RenameColumn | ReorderCo
 
 @dataclass(frozen=True)
 class AlterColumns(Statement):
-    """ALTER TABLE [db.]t <column clause>, ... [PROPERTIES (...)] (sql.alter_columns)."""
+    """ALTER TABLE [db.]t <column clause>, ... [PROPERTIES (...)] (sql.text_statements.alter_columns)."""
 
     db: str | None
     table: str
@@ -770,7 +770,7 @@ class ShowDelete(Statement):
     db: str | None = None
 
 
-# -- accounts (sql.accounts) ---------------------------------------------------------------------------------------
+# -- accounts (sql.text_statements.accounts) ------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import re
 
 from sql import statements as st
 from sql.errors import analysis_error, parse_error
-from sql.outfile import properties
+from sql.text_statements.outfile import properties
 
 _EXPORT = re.compile(
     r"""^\s*export\s+table\s+(?P<table>(?:`[^`]+`|[\w$]+)(?:\s*\.\s*(?:`[^`]+`|[\w$]+))?)\s*"""

@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterator
 
 from sql import statements as st
-from sql.alter_columns import split_top
 from sql.errors import analysis_error, parse_error
-from sql.outfile import properties
+from sql.text_statements.alter_columns import split_top
+from sql.text_statements.outfile import properties
 
 
 class _Reader:
