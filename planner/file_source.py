@@ -174,8 +174,10 @@ class FileScanOptions:
         return self.format in CSV_FORMATS
 
 
-def options_of(node: dx.TableFunction) -> FileScanOptions:
-    return FileScanOptions.parse(node.name, node.properties)
+def options_of(node: dx.TableFunction, strict_types: bool = False) -> FileScanOptions:
+    """The TVF's options (`strict_types`: read for a strict INSERT)."""
+    options = FileScanOptions.parse(node.name, node.properties)
+    return replace(options, strict_types=True) if strict_types else options
 
 
 def expand_paths(pattern: str) -> tuple[str, ...]:
@@ -518,8 +520,7 @@ def bind_table_functions(expression: exp.Expression, strict_types: bool = False
     for i, table in enumerate(table_functions(expression)):
         node = table.this
         name = f"{SOURCE_PREFIX}{i}"
-        options = options_of(node)
-        sources[name] = FileTableSource(node.name, replace(options, strict_types=True) if strict_types else options)
+        sources[name] = FileTableSource(node.name, options_of(node, strict_types))
         alias = table.alias or node.name
         table.replace(exp.alias_(exp.to_table(name), alias, table=True))
     return expression, sources

@@ -15,7 +15,7 @@ import os
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -204,9 +204,7 @@ def _enclosed_csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.S
             same = " AND ".join(f"{n} <=> {_sql_string(v) if v != chr(92) + 'N' else 'NULL'}"
                                 for n, v in zip(names, record, strict=False))
             df = df.where(f"NOT ({same})")
-    exprs = [f"{n} AS {_quote(f.name)}" if pa.types.is_string(f.type) else
-             f"try_cast({n} AS {spark_type(f.type)}) AS {_quote(f.name)}" for n, f in zip(names, schema, strict=True)]
-    return df.selectExpr(*exprs)
+    return df.selectExpr(*(_typed_field(n, f, opts) for n, f in zip(names, schema, strict=True)))
 
 
 def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) -> DataFrame:
@@ -225,14 +223,21 @@ def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) ->
         raw = f"try_element_at(__parts, {i + 1})"
         if opts.trim_double_quotes:
             raw = f"regexp_replace({raw}, '^\"(.*)\"$', '$1')"
-        raw = f"nullif({raw}, '\\\\N')"
-        value = raw if pa.types.is_string(f.type) else f"try_cast({raw} AS {spark_type(f.type)})"
-        if opts.strict_types and not pa.types.is_string(f.type):  # as the in-process reader: fail the load
-            message = _sql_string(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '")
-            value = (f"CASE WHEN {raw} IS NOT NULL AND {value} IS NULL THEN "
-                     f"raise_error(concat({message}, {raw}, {_sql_string(chr(39))})) ELSE {value} END")
-        exprs.append(f"{value} AS {_quote(f.name)}")
+        exprs.append(_typed_field(f"nullif({raw}, '\\\\N')", f, opts))
     return df.selectExpr(*exprs)
+
+
+def _typed_field(raw: str, f: pa.Field, opts: FileScanOptions) -> str:
+    """A CSV field's text as the column `f`, typed as the in-process reader types it: a value that does not
+    convert is NULL, and fails the load when a strict INSERT reads the file."""
+    if pa.types.is_string(f.type):
+        return f"{raw} AS {_quote(f.name)}"
+    value = f"try_cast({raw} AS {spark_type(f.type)})"
+    if opts.strict_types:
+        message = _sql_string(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '")
+        value = (f"CASE WHEN {raw} IS NOT NULL AND {value} IS NULL THEN "
+                 f"raise_error(concat({message}, {raw}, {_sql_string(chr(39))})) ELSE {value} END")
+    return f"{value} AS {_quote(f.name)}"
 
 
 def olap_frame(spark: SparkSession, ref: OlapRef) -> DataFrame:
@@ -253,8 +258,7 @@ def register_views(spark: SparkSession, query: exp.Expression, resolve: ResolveO
         view = f"__dl_{tag}_{i}"
         frame: Any
         if isinstance(table.this, dx.TableFunction):
-            options = options_of(table.this)
-            frame = file_frame(spark, replace(options, strict_types=True) if strict_types else options)
+            frame = file_frame(spark, options_of(table.this, strict_types))
             alias = table.alias or table.this.name
         else:
             frame = olap_frame(spark, resolve(table.db or None, table.name))

@@ -38,6 +38,14 @@ def _error(code: int, msg: str, data: Any = None) -> dict:
     return {"msg": msg, "code": code, "data": data, "count": 0}
 
 
+def _proc_path(params: dict[str, list[str]]) -> str:
+    return "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
+
+
+def _no_proc(params: dict[str, list[str]]) -> dict:
+    return _error(1, f"Path[{_proc_path(params)}] doesn't exist")
+
+
 class FrontendApi:
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
@@ -64,13 +72,17 @@ class FrontendApi:
             "persisting configs is not supported: the change lasts until restart"
         return 200, _ok({"set": applied, "err": errors, "persist": persist})
 
-    def show_proc(self, params: dict[str, list[str]]) -> Reply:
-        path = "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
-        found = proc_table(self.ctx, path)
+    def _proc(self, params: dict[str, list[str]]) -> tuple[list[str], list[dict]] | None:
+        """The proc path the `path` parameter names: its columns and rows as dicts; None when it is not kept."""
+        found = proc_table(self.ctx, _proc_path(params))
         if found is None:
-            return 200, _error(1, f"Path[{path}] doesn't exist")
+            return None
         columns, rows = found
-        return 200, _ok([dict(zip(columns, row, strict=True)) for row in rows])
+        return columns, [dict(zip(columns, row, strict=True)) for row in rows]
+
+    def show_proc(self, params: dict[str, list[str]]) -> Reply:
+        found = self._proc(params)
+        return (200, _ok(found[1])) if found else (200, _no_proc(params))
 
     def backends(self, params: dict[str, list[str]]) -> Reply:
         """GET /api/backends?is_alive=true: where the Spark / Flink connectors send their Stream Loads."""
@@ -79,13 +91,12 @@ class FrontendApi:
 
     def system(self, params: dict[str, list[str]]) -> Reply:
         """GET /rest/v1/system?path=//backends: the proc tree as the older connectors read it."""
-        path = "/" + (params.get("path", ["/"])[-1]).strip().strip("/")
-        found = proc_table(self.ctx, path)
+        found = self._proc(params)
         if found is None:
-            return 200, _error(1, f"Path[{path}] doesn't exist")
+            return 200, _no_proc(params)
         columns, rows = found
         return 200, _ok({"href_columns": [], "parent_url": "/rest/v1/system?path=/", "column_names": columns,
-                         "rows": [dict(zip(columns, row, strict=True)) for row in rows]})
+                         "rows": rows})
 
     def login(self, params: dict[str, list[str]]) -> Reply:
         return 200, _ok(None)

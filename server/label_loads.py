@@ -10,16 +10,14 @@ tables, all or nothing (the publishes are separate catalog commits, so a crash b
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner.spark_load import LoadCancelled
 from server.loads import USER_CANCEL, LoadJob
-from server.protocol.handler import ConnectionInfo
 from server.results import OkResult
-from server.stream_load import StreamLoad, StreamLoadError
+from server.stream_load import StreamLoad, StreamLoadError, load_session
 from sql import statements as st
 from sql.errors import analysis_error
 
@@ -105,23 +103,13 @@ class LabelLoads:
         return OkResult()
 
     def _run(self, s: st.LoadLabel, db: str, job: LoadJob, identity: Identity, client: str) -> None:
-        from server.session import Session
-
         props = dict(s.properties)
-        session = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {}, identity))
-        session.load_job, session.precommit_loads, session.spark_loads = job, True, s.kind == "SPARK"
-        ratio = float(props.get("max_filter_ratio", "0") or 0)
-        strict = props.get("strict_mode", "false").lower() == "true"
-        session.vars.set("enable_insert_strict", "true" if strict or ratio == 0 else "false", "session")
-        session.vars.set("insert_max_filter_ratio", ratio, "session")
-        session.vars.set("insert_timeout", job.timeout, "session")
-        for key, variable in (("timezone", "time_zone"), ("exec_mem_limit", "exec_mem_limit")):
-            if props.get(key):
-                session.vars.set(variable, props[key], "session")
         engine = self.ctx.engine
         held: list[int] = []
         loaded = filtered = 0
         try:
+            session = load_session(self.ctx, identity, client, db, {**props, "timeout": str(job.timeout)})
+            session.load_job, session.precommit_loads, session.spark_loads = job, True, s.kind == "SPARK"
             if s.kind == "SPARK":
                 job.etl()
             items = [(desc, _local_path(path)) for desc in s.descriptions for path in desc.paths]
@@ -132,9 +120,8 @@ class LabelLoads:
                 sql, _ = self.loader.statement(session, db, desc.table, _headers(desc, props), Path(path), label)
                 [result] = session.execute(sql, False)
                 assert isinstance(result, OkResult)
-                txn = re.search(r"'txnId':'(\d+)'", result.info or "")
-                if txn is not None:
-                    held.append(int(txn.group(1)))
+                if result.txn_id is not None:
+                    held.append(result.txn_id)
                 loaded += result.affected_rows
                 filtered += result.warnings
             if job.cancelled:

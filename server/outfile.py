@@ -26,8 +26,8 @@ from sql.types import doris_type_name
 
 RESULT_COLUMNS = ("FileNumber", "TotalRows", "FileSize", "URL")
 _FORMATS = {"csv": 0, "csv_with_names": 1, "csv_with_names_and_types": 2, "parquet": -1, "orc": -1}
-_KNOWN = {"column_separator", "line_delimiter", "max_file_size", "success_file_name", "delete_existing_files",
-          "compress_type", "schema", "with_bom"}
+PROPERTY_KEYS = frozenset({"column_separator", "line_delimiter", "max_file_size", "success_file_name",
+                           "delete_existing_files", "compress_type", "schema", "with_bom"})
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?B?)?\s*$", re.I)
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "G": 1 << 30, "GB": 1 << 30,
           "T": 1 << 40, "TB": 1 << 40}
@@ -68,7 +68,7 @@ def outfile_spec(path: str, fmt: str, properties: tuple[tuple[str, str], ...], c
     if fmt not in _FORMATS:
         raise analysis_error(f"format:{fmt} is not supported.")
     props = dict(properties)
-    unknown = sorted(k for k in props if k not in _KNOWN)
+    unknown = sorted(k for k in props if k not in PROPERTY_KEYS)
     if unknown:
         raise analysis_error(f"Unknown properties: {unknown}")
     local = path[len("file://"):]

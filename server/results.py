@@ -15,6 +15,7 @@ class OkResult:
     info: str = ""  # e.g. "{'label':'label_x', 'status':'VISIBLE', 'txnId':'12'}"
     warnings: int = 0
     last_insert_id: int = 0
+    txn_id: int | None = None  # an INSERT's transaction (Stream Load and LOAD read it; clients see `info`)
 
 
 @dataclass

@@ -67,6 +67,7 @@ from server.information_schema import InformationSchema
 from server.label_loads import LabelLoads
 from server.loads import USER_CANCEL, LoadJob, LoadJobs
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
+from server.outfile import PROPERTY_KEYS as OUTFILE_KEYS
 from server.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
 from server.outfile import outfile_spec, write_outfile
 from server.proc import proc_table
@@ -243,6 +244,11 @@ class Session:
         self.load_job: LoadJob | None = None  # a LOAD LABEL's job: its INSERTs report to it, not to jobs of their own
         self.spark_loads = False  # a LOAD ... WITH RESOURCE: its INSERTs run on Spark whatever their size
         self.rejected_rows: list[str] | None = None  # set: an in-process load keeps its filtered rows here
+
+    @classmethod
+    def acting_for(cls, ctx: SessionContext, identity: Identity, client: str, db: str) -> Session:
+        """A session with no connection that runs statements as `identity` (Stream Load, LOAD, EXPORT jobs)."""
+        return cls(ctx, ConnectionInfo(0, identity.name, client, db, 0, ctx.server, {}, identity))
 
     # -- ConnectionHandler ----------------------------------------------------------------------------
     def execute(self, sql: str, multi: bool) -> list[Result]:
@@ -554,13 +560,13 @@ class Session:
         if generated and local is None:
             check_insert_targets(table.name, table.columns, s.columns, s.values)
         # generated columns are computed in-process from the bound rows
+        files = file_stats(s.query) if s.query is not None else (0, 0)
         on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
             local is None and not s.temporary and not generated and not self.in_process_loads and \
-            (self.spark_loads or not self._in_process_select(table, s.query))
+            (self.spark_loads or not self._in_process_select(table, s.query, files[1]))
         owned = self.load_job is None
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
-                                   int(self.vars.get("insert_timeout") or 14400), spark=on_spark,
-                                   files=file_stats(s.query) if s.query is not None else (0, 0)) \
+                                   int(self.vars.get("insert_timeout") or 14400), spark=on_spark, files=files) \
             if self.load_job is None else self.load_job
         try:
             outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
@@ -581,7 +587,7 @@ class Session:
             self.warnings = [("Warning", 1265, f"{outcome.filtered_rows} rows were filtered: they do not fit "
                                                "the table (enable_insert_strict = false)")]
         return OkResult(affected_rows=outcome.loaded_rows, info=_insert_info(label, outcome.txn_id),
-                        warnings=outcome.filtered_rows)
+                        warnings=outcome.filtered_rows, txn_id=outcome.txn_id)
 
     def _generate(self, table: OlapTable, data: pa.Table) -> pa.Table:
         """The rows with their generated columns computed (a query over the rows), NOT NULL ones checked."""
@@ -598,12 +604,12 @@ class Session:
                                   "generated column and its expression is NULL for a row")
         return data
 
-    def _in_process_select(self, table: OlapTable, query: exp.Expression) -> bool:
+    def _in_process_select(self, table: OlapTable, query: exp.Expression, file_bytes: int) -> bool:
         """An INSERT ... SELECT runs in-process, not on Spark, when its input (the tables' data, the files) is
-        under fe.conf insert_spark_threshold_mb, as INSERT VALUES does; and when it reads or writes a LARGEINT
+        under fe.conf insert_spark_threshold_mb (`file_bytes`: its files), as INSERT VALUES does; and when it reads or writes a LARGEINT
         column, whose 39-digit values do not fit Spark's widest decimal (38 digits)."""
         tables = [table]
-        size, known = file_stats(query)[1], True
+        size, known = file_bytes, True
         for db, name in table_names(query):
             try:
                 source = self.table(db, name)
@@ -720,9 +726,7 @@ class Session:
         else:
             visible = {d.name for d in engine.catalog.list_databases() if self.visible(d.name)}
             table = show.string_table(list(show_data.ALL_COLUMNS), show_data.all_rows(engine, visible))
-        if s.order_by:
-            table = self._over(table, exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by)))
-        return ResultSet(table)
+        return ResultSet(self._shown(table, order_by=s.order_by))
 
     def _show_delete(self, s: st.ShowDelete) -> Result:
         db = self._db(s.db)
@@ -735,17 +739,11 @@ class Session:
     # -- loads ------------------------------------------------------------------------------------------
     def _show_load(self, s: st.ShowLoad) -> Result:
         db = self._db(s.db)
-        table = self._where(self.ctx.loads.show_rows(db), s.where)
-        if s.order_by:
-            query = exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by))
-            table = self._over(table, query)
-        start = s.offset or 0
-        end = None if s.limit is None else start + s.limit
-        return ResultSet(table.slice(start, None if end is None else end - start))
+        return ResultSet(self._shown(self.ctx.loads.show_rows(db), s.where, s.order_by, s.limit, s.offset))
 
     def _cancel_load(self, s: st.CancelLoad) -> Result:
         db = self._db(s.db)
-        matched = set(self._where(self.ctx.loads.show_rows(db), s.where).column("JobId").to_pylist())
+        matched = set(self._shown(self.ctx.loads.show_rows(db), s.where).column("JobId").to_pylist())
         jobs = [j for j in self.ctx.loads.jobs(db) if str(j.job_id) in matched]
         if not jobs:
             raise doris_error("Load job does not exist")
@@ -771,19 +769,13 @@ class Session:
     def _show_resources(self, s: st.ShowResources) -> Result:
         # resources are used with ADMIN here (USAGE_PRIV on a resource is not kept): others see none
         rows = self.ctx.resources.rows() if self.ctx.users.is_admin(self.identity) else []
-        if s.like is not None:
-            rows = [r for r in rows if r[0] in show.like_filter([r[0]], s.like)]
+        names = set(show.like_filter(sorted({r[0] for r in rows}), s.like))
+        rows = [r for r in rows if r[0] in names]
         table = show.string_table(list(SHOW_RESOURCES_COLUMNS), rows)
-        if s.where:
-            [parsed] = parse(f"SELECT * FROM show WHERE {s.where}")
-            assert isinstance(parsed, st.Query)
-            table = self._where(table, parsed.expression.args["where"].this)
-        return ResultSet(table)
+        return ResultSet(self._shown(table, s.where))
 
     # -- EXPORT -----------------------------------------------------------------------------------------
-    _EXPORT_KEYS = frozenset({"label", "columns", "format", "column_separator", "line_delimiter", "max_file_size",
-                              "delete_existing_files", "timeout", "parallelism", "data_consistency",
-                              "compress_type", "with_bom"})
+    _EXPORT_KEYS = OUTFILE_KEYS | {"label", "columns", "format", "timeout", "parallelism", "data_consistency"}
 
     def _export_table(self, s: st.ExportTable) -> Result:
         db = self._db(s.db)
@@ -802,9 +794,7 @@ class Session:
             if c.lower() not in names:
                 raise doris_error(f"Unknown column [{c}] in table [{table.name}]")
         fmt = props.get("format", "csv").strip().lower()
-        outfile_props = tuple((k, v) for k, v in s.properties if k in (
-            "column_separator", "line_delimiter", "max_file_size", "delete_existing_files", "compress_type",
-            "with_bom"))
+        outfile_props = tuple((k, v) for k, v in s.properties if k in OUTFILE_KEYS)
         spec = outfile_spec(s.path, fmt, outfile_props, self.ctx.config)  # refused now, not in the job
         try:
             timeout = int(props.get("timeout", "7200"))
@@ -825,8 +815,7 @@ class Session:
         identity, client = self.identity, self.info.host
 
         def run(job: ExportJob) -> list[list[str]]:
-            worker = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {},
-                                                      identity))
+            worker = Session.acting_for(self.ctx, identity, client, db)
             worker.vars.set("query_timeout", job.timeout, "session")
             result = worker.run_query(query)
             if job.cancelled:
@@ -840,15 +829,11 @@ class Session:
         db = self._db(s.db)
         where = s.where.transform(lambda n: exp.column("JobId") if isinstance(n, exp.Column) and
                                   n.name.lower() == "id" else n) if s.where is not None else None
-        table = self._where(self.ctx.exports.rows(db), where)
-        if s.order_by:
-            table = self._over(table, exp.select("*").from_("show").order_by(*(o.copy() for o in s.order_by)))
-        start = s.offset or 0
-        return ResultSet(table.slice(start, s.limit))
+        return ResultSet(self._shown(self.ctx.exports.rows(db), where, s.order_by, s.limit, s.offset))
 
     def _cancel_export(self, s: st.CancelExport) -> Result:
         db = self._db(s.db)
-        matched = self._where(self.ctx.exports.rows(db), s.where).column("JobId").to_pylist()
+        matched = self._shown(self.ctx.exports.rows(db), s.where).column("JobId").to_pylist()
         if not matched:
             raise doris_error("Export job not exist")
         if not self.ctx.exports.cancel([int(j) for j in matched]):
@@ -1113,18 +1098,7 @@ class Session:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
         table = (self.ctx.alter_jobs.show_column_rows(database.db_id) if s.kind == "COLUMN"
                  else self.ctx.alter_jobs.show_rows(database.db_id))
-        if s.where is None and not s.order_by and s.limit is None:
-            return ResultSet(table)
-        query = exp.select("*").from_("show")
-        if s.where is not None:
-            query = query.where(s.where.copy())
-        if s.order_by:
-            query = query.order_by(*[o.copy() for o in s.order_by])
-        if s.limit is not None:
-            query = query.limit(s.limit)
-        if s.offset:
-            query = query.offset(s.offset)
-        return ResultSet(self._over(table, query))
+        return ResultSet(self._shown(table, s.where, s.order_by, s.limit, s.offset))
 
     def _cancel_alter_rollup(self, s: st.CancelAlterTableRollup) -> Result:
         table = self.table(s.db, s.table)
@@ -1188,7 +1162,7 @@ class Session:
         names = ["information_schema"] + sorted(d.name for d in self.ctx.engine.catalog.list_databases()
                                                 if self.visible(d.name))
         table = show.string_table(["Database"], [(n,) for n in show.like_filter(names, s.like)])
-        return ResultSet(self._where(table, s.where))
+        return ResultSet(self._shown(table, s.where))
 
     def _show_tables(self, s: st.ShowTables) -> Result:
         db = self._db(s.db)
@@ -1209,14 +1183,14 @@ class Session:
                                                                 else kinds[n]) for n in names])
         else:
             table = show.string_table([column], [(n,) for n in names])
-        return ResultSet(self._where(table, s.where))
+        return ResultSet(self._shown(table, s.where))
 
     def _show_columns(self, s: st.ShowColumns) -> Result:
         target = self._describe_target(s.db, s.table)
         if isinstance(target, pa.Schema):
             rows = [(f.name, str(f.type).upper(), "YES", "", None, "") for f in target]
             return ResultSet(show.string_table(["Field", "Type", "Null", "Key", "Default", "Extra"], rows))
-        return ResultSet(self._where(show.show_columns(target, s.full, s.like), s.where))
+        return ResultSet(self._shown(show.show_columns(target, s.full, s.like), s.where))
 
     def _show_index(self, s: st.ShowIndex) -> Result:
         return ResultSet(show.show_index(self.table(s.db, s.table)))
@@ -1228,14 +1202,14 @@ class Session:
             return ResultSet(show.show_table_status([]))
         by_name = {t.name: t for t in catalog.list_tables(db) if self.visible(db, t.name)}
         tables = [by_name[n] for n in show.like_filter(sorted(by_name), s.like)]
-        return ResultSet(self._where(show.show_table_status(tables), s.where))
+        return ResultSet(self._shown(show.show_table_status(tables), s.where))
 
     def _show_variables(self, s: st.ShowVariables) -> Result:
         rows = self.vars.rows("global" if s.scope == "GLOBAL" else "session")
         keep = set(show.like_filter([r[0] for r in rows], s.like))
         table = show.string_table(["Variable_name", "Value", "Default_Value", "Changed"],
                                   [r for r in rows if r[0] in keep])
-        return ResultSet(self._where(table, s.where))
+        return ResultSet(self._shown(table, s.where))
 
     def _show_simple(self, s: st.ShowSimple) -> Result:
         kind = s.kind.upper()
@@ -1275,7 +1249,7 @@ class Session:
             raise doris_error(f"Unknown database '{db}'", 1049, "42000")
         rows = [r for r in self.ctx.dynamic_partitions.show_rows(db) if self.visible(db, r[0])]
         table = show.string_table(SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, rows)
-        return ResultSet(self._where(table, s.where))
+        return ResultSet(self._shown(table, s.where))
 
     def _show_partitions(self, s: st.ShowPartitions) -> Result:
         db = self._db(s.db)
@@ -1301,11 +1275,21 @@ class Session:
         self.ctx.set_frontend_config(s.configs)
         return OkResult()
 
-    def _where(self, table: pa.Table, where: exp.Expression | None) -> pa.Table:
-        """SHOW ... WHERE: the condition runs over the SHOW output as a table."""
-        if where is None:
+    def _shown(self, table: pa.Table, where: exp.Expression | None = None, order_by: Sequence[exp.Ordered] = (),
+               limit: int | None = None, offset: int | None = None) -> pa.Table:
+        """A SHOW output narrowed by its WHERE, ORDER BY and LIMIT [OFFSET] (one query over it)."""
+        if where is None and not order_by and limit is None and not offset:
             return table
-        return self._over(table, exp.select("*").from_("show").where(where.copy()))
+        query = exp.select("*").from_("show")
+        if where is not None:
+            query = query.where(where.copy())
+        if order_by:
+            query = query.order_by(*[o.copy() for o in order_by])
+        if limit is not None:
+            query = query.limit(limit)
+        if offset:
+            query = query.offset(offset)
+        return self._over(table, query)
 
     def _over(self, table: pa.Table, query: exp.Select) -> pa.Table:
         """A query over a SHOW output (WHERE, ORDER BY), the output being the table `show`."""

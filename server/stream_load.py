@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from planner.file_source import FileScanOptions, file_schema
 from server.access import Identity
-from server.protocol.handler import ConnectionInfo
 from server.results import OkResult
 from sql.dialect import quote_ident
 from sql.parse import parse
@@ -74,6 +73,23 @@ def _columns(header: str) -> tuple[list[str], list[tuple[str, str]]]:
     return sources, derived
 
 
+def load_session(ctx: SessionContext, identity: Identity, client: str, db: str, settings: dict[str, str]) -> Any:
+    """The session a load runs its INSERTs in, with the load's settings (Stream Load headers, LOAD properties):
+    strict_mode and max_filter_ratio as Doris reads them, timezone, timeout, exec_mem_limit."""
+    from server.session import Session
+
+    session = Session.acting_for(ctx, identity, client, db)
+    strict = settings.get("strict_mode", "false").strip().lower() == "true"
+    ratio = float(settings.get("max_filter_ratio", "0") or 0)
+    session.vars.set("enable_insert_strict", "true" if strict or ratio == 0 else "false", "session")
+    session.vars.set("insert_max_filter_ratio", ratio, "session")
+    for key, variable in (("timezone", "time_zone"), ("timeout", "insert_timeout"),
+                          ("exec_mem_limit", "exec_mem_limit")):
+        if settings.get(key):
+            session.vars.set(variable, settings[key].strip(), "session")
+    return session
+
+
 class StreamLoad:
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
@@ -88,13 +104,12 @@ class StreamLoad:
                                  "LoadBytes": body.stat().st_size, "LoadTimeMs": 0, "BeginTxnTimeMs": 0,
                                  "StreamLoadPutTimeMs": 0, "ReadDataTimeMs": 0, "WriteDataTimeMs": 0,
                                  "CommitAndPublishTimeMs": 0}
-        from server.session import Session
-
-        session = Session(self.ctx, ConnectionInfo(0, identity.name, client, db, 0, self.ctx.server, {}, identity))
         two_phase = headers.get("two_phase_commit", "false").strip().lower() == "true"
         reply["TwoPhaseCommit"] = "true" if two_phase else "false"
         group_commit = headers.get("group_commit", "").strip().lower()
+        session = None
         try:
+            session = load_session(self.ctx, identity, client, db, headers)
             if group_commit not in ("", "off_mode"):
                 # Doris's checks; the load then commits at once, its own batch (Doris may merge it with others)
                 if group_commit not in ("sync_mode", "async_mode"):
@@ -109,14 +124,6 @@ class StreamLoad:
             sql, source_count = self.statement(session, db, table, headers, body, label)
             threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
             session.in_process_loads = body.stat().st_size < threshold
-            strict = headers.get("strict_mode", "false").strip().lower() == "true"
-            ratio = float(headers.get("max_filter_ratio", "0") or 0)
-            session.vars.set("enable_insert_strict", "true" if strict or ratio == 0 else "false", "session")
-            session.vars.set("insert_max_filter_ratio", ratio, "session")
-            for header, variable in (("timezone", "time_zone"), ("timeout", "insert_timeout"),
-                                     ("exec_mem_limit", "exec_mem_limit")):
-                if headers.get(header):
-                    session.vars.set(variable, headers[header].strip(), "session")
             if two_phase:  # written now, published by PUT /api/{db}/_stream_load_2pc (txn_operation: commit)
                 session.in_process_loads = session.precommit_loads = True
                 self.ctx.engine.expire_precommitted(self.precommit_timeout)
@@ -136,14 +143,13 @@ class StreamLoad:
             return reply
         finally:
             reply["LoadTimeMs"] = int((time.perf_counter() - started) * 1000)
-            if session.rejected_rows:
+            if session is not None and session.rejected_rows:
                 reply["ErrorURL"] = self._error_log(label, session.rejected_rows)
-        assert isinstance(result, OkResult)
-        txn = re.search(r"'txnId':'(\d+)'", result.info or "")
+        assert isinstance(result, OkResult) and session is not None
         selected = result.affected_rows + result.warnings
         # rows the WHERE left out (Doris's NumberUnselectedRows): the file's rows counted apart, only when asked
         total = int(session.run_query(parse(source_count)[0].expression).column(0)[0].as_py()) if source_count else selected
-        reply.update(Status="Success", Message="OK", TxnId=int(txn.group(1)) if txn else -1,
+        reply.update(Status="Success", Message="OK", TxnId=-1 if result.txn_id is None else result.txn_id,
                      NumberLoadedRows=result.affected_rows, NumberFilteredRows=result.warnings,
                      NumberUnselectedRows=max(0, total - selected), NumberTotalRows=max(total, selected))
         return reply

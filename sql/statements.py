@@ -487,7 +487,7 @@ class DropResource(Statement):
 @dataclass(frozen=True)
 class ShowResources(Statement):
     like: str | None = None
-    where: str | None = None
+    where: exp.Expression | None = None
 
 
 @dataclass(frozen=True)

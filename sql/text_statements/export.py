@@ -7,6 +7,7 @@ import re
 
 from sql import statements as st
 from sql.errors import analysis_error, parse_error
+from sql.text_statements import condition
 from sql.text_statements.outfile import properties
 
 _EXPORT = re.compile(
@@ -38,9 +39,5 @@ def parse_export(text: str) -> st.ExportTable:
     partitions = tuple(_name(p) for p in (m.group("parts") or "").split(",") if p.strip())
     where = m.group("where")
     if where:
-        from sql.parse import parse  # checked now: a condition that does not parse fails the statement
-
-        [query] = parse(f"SELECT * FROM t WHERE {where}")
-        if not isinstance(query, st.Query):
-            raise parse_error(f"errCode = 2, detailMessage = Syntax error in EXPORT's WHERE: {where}")
+        condition(where)  # checked now: a condition that does not parse fails the statement
     return st.ExportTable(db, table, partitions, where or None, m.group("path"), properties(m.group("props") or ""))

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from sql import statements as st
 from sql.errors import analysis_error, parse_error
+from sql.text_statements import condition
 from sql.text_statements.alter_columns import split_top
 from sql.text_statements.outfile import properties
 
@@ -234,7 +235,7 @@ def parse_resource_statement(text: str) -> st.Statement:
     r = _Reader(text)
     if r.word("SHOW", "RESOURCES"):
         like = r.string() if r.word("LIKE") else None
-        where = r.rest()[len("WHERE"):].strip() if r.rest().upper().startswith("WHERE") else None
+        where = condition(r.rest()[len("WHERE"):]) if r.rest().upper().startswith("WHERE") else None
         return st.ShowResources(like, where)
     if r.word("DROP", "RESOURCE"):
         if_exists = r.word("IF", "EXISTS")
