@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from server.show_data import footprint
 from server.show_partitions import readable_size
 from server.show_tablets import BACKEND_ID
 from server.variables import VERSION_COMMENT
@@ -51,8 +52,8 @@ def backend_rows(ctx: SessionContext) -> list[list[str]]:
     host, http_port = backend_port(ctx)
     catalog = ctx.engine.catalog
     tables = [t for db in catalog.list_databases() for t in catalog.list_tables(db.name)]
-    tablets = sum(p.buckets * len(t.indexes) for t in tables for p in t.partitions)
-    used = sum(p.data_size for t in tables for p in t.partitions)
+    sizes = [footprint(t) for t in tables]
+    used, tablets = sum(s[0] for s in sizes), sum(s[1] for s in sizes)
     disk = shutil.disk_usage(ctx.engine.root)
     status = {"lastSuccessReportTabletsTime": _stamp(time.time()), "lastStreamLoadTime": -1, "isQueryDisabled": False,
               "isLoadDisabled": False, "isActive": True, "currentFragmentNum": 0, "lastFragmentUpdateTime": 0}

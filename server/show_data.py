@@ -40,6 +40,12 @@ def index_data(engine: StorageEngine, table: OlapTable) -> list[IndexData]:
     return out
 
 
+def footprint(table: OlapTable) -> tuple[int, int]:
+    """(bytes, tablets) of a table from the catalog's per-partition sizes (kept by every publish and compaction),
+    without reading its rowsets."""
+    return sum(p.data_size for p in table.partitions), sum(p.buckets for p in table.partitions) * len(table.indexes)
+
+
 def table_rows(engine: StorageEngine, table: OlapTable) -> list[list[str]]:
     data = sorted(index_data(engine, table), key=lambda d: d.name)
     rows = [[table.name if i == 0 else "", d.name, readable_size(d.size), str(d.replicas), str(d.rows), readable_size(0)]
@@ -53,8 +59,7 @@ def database_rows(engine: StorageEngine, db: str) -> list[list[str]]:
     rows = []
     total = replicas = 0
     for table in sorted(engine.catalog.list_tables(db), key=lambda t: t.name):
-        data = index_data(engine, table)
-        size, count = sum(d.size for d in data), sum(d.replicas for d in data)
+        size, count = footprint(table)
         total += size
         replicas += count
         rows.append([table.name, readable_size(size), str(count), readable_size(0)])
@@ -69,6 +74,6 @@ def all_rows(engine: StorageEngine, visible: set[str] | None = None) -> list[lis
     for db in sorted(engine.catalog.list_databases(), key=lambda d: d.db_id):
         if visible is not None and db.name not in visible:
             continue
-        size = sum(d.size for t in engine.catalog.list_tables(db.name) for d in index_data(engine, t))
+        size = sum(footprint(t)[0] for t in engine.catalog.list_tables(db.name))
         rows.append([str(db.db_id), db.name, str(size), "0", "0", "0"])
     return rows
