@@ -81,6 +81,16 @@ class Overwrite:
 
 
 @dataclass(frozen=True)
+class HeldLoad:
+    """A load written and held for its second phase (engine.hold): what commit() needs, and since when."""
+
+    staged: list[StagedRowset]
+    partition_ids: list[int]
+    overwrite: Overwrite | None
+    since: float
+
+
+@dataclass(frozen=True)
 class LoadResult:
     txn_id: int
     label: str
@@ -293,7 +303,7 @@ class StorageEngine:
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
         # loads written and held for a second phase (Stream Load two_phase_commit): txn -> what commit() needs;
         # in memory only (the catalog keeps them PREPARE), so a restart aborts them with the other unfinished
-        self._precommitted: dict[int, tuple[list[StagedRowset], list[int], Overwrite | None, float]] = {}
+        self._precommitted: dict[int, HeldLoad] = {}
         self._precommit_lock = threading.Lock()
         if "storage_page_cache_limit" in self.config or "disable_storage_page_cache" in self.config:
             column_cache.configure(self.config.get("storage_page_cache_limit"),
@@ -438,13 +448,13 @@ class StorageEngine:
              overwrite: Overwrite | None = None) -> None:
         """Keep a written load for commit_precommitted / abort_precommitted instead of publishing it."""
         with self._precommit_lock:
-            self._precommitted[txn_id] = (list(staged), list(partition_ids), overwrite, time.monotonic())
+            self._precommitted[txn_id] = HeldLoad(list(staged), list(partition_ids), overwrite, time.monotonic())
 
     def expire_precommitted(self, max_age_seconds: float) -> list[int]:
         """Abort the pre-committed loads older than `max_age_seconds` (Doris's precommit timeout)."""
         now = time.monotonic()
         with self._precommit_lock:
-            old = [t for t, held in self._precommitted.items() if now - held[3] > max_age_seconds]
+            old = [t for t, held in self._precommitted.items() if now - held.since > max_age_seconds]
         for txn_id in old:
             try:
                 self.abort_precommitted(txn_id, "the pre-committed transaction timed out")
@@ -452,7 +462,7 @@ class StorageEngine:
                 pass  # committed or aborted meanwhile
         return old
 
-    def _take_precommitted(self, txn_id: int) -> tuple[list[StagedRowset], list[int], Overwrite | None]:
+    def _take_precommitted(self, txn_id: int) -> HeldLoad:
         with self._precommit_lock:
             held = self._precommitted.pop(txn_id, None)
         if held is None:
@@ -461,13 +471,13 @@ class StorageEngine:
                 raise doris_error(f"transaction [{txn_id}] not found")
             raise doris_error(f"transaction [{txn_id}] is already {txn.status.lower()}" if txn.status != "PREPARE"
                               else f"transaction [{txn_id}] is not pre-committed")
-        return held[:3]
+        return held
 
     def commit_precommitted(self, txn_id: int) -> None:
         """The second phase of a two-phase load: publish what load(precommit=True) wrote."""
-        staged, partition_ids, overwrite = self._take_precommitted(txn_id)
+        held = self._take_precommitted(txn_id)
         try:
-            self.commit(txn_id, staged, partition_ids, overwrite)
+            self.commit(txn_id, held.staged, held.partition_ids, held.overwrite)
         except BaseException as e:
             self.abort(txn_id, str(e))
             raise
