@@ -9,15 +9,16 @@ import threading
 from pathlib import Path
 
 from planner.duck.database import use_spill_directory
-from planner.schema_convert import convert_column
+from planner.loads.convert import convert_column
+from planner.loads.pipeline import spark_available
 from server.access import AccessControl
 from server.audit import AuditLog
 from server.config import Config
 from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
+from server.loads.stream_load import StreamLoadApi
 from server.protocol.server import MysqlServer
-from server.session import Session, SessionContext, spark_available
-from server.stream_load import StreamLoadApi
+from server.session import Session, SessionContext
 from server.tls import self_signed, server_context
 from server.variables import GlobalVariables
 from sql.types import parse_type

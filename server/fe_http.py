@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from server.access import Identity, basic_auth
+from server.loads.stream_load import is_stream_load_path
 from server.nodes import backend_port
 from server.proc import proc_table
-from server.stream_load import is_stream_load_path
 from sql.types import parse_type
 from storage.catalog.partition_items import internal_type_name
 

@@ -8,7 +8,6 @@ USE are answered from server state here.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import logging
 import threading
 import time
@@ -17,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -38,7 +36,6 @@ from planner.bind.bind_alter_partition import (
     bind_replace_partition,
 )
 from planner.bind.bind_delete import KeyDelete, bind_delete
-from planner.bind.bind_insert import STRICT_FILTERED_CODE, bind_insert_query_result, bind_insert_values
 from planner.bind.bind_schema_change import bind_schema_change
 from planner.bind.create_table import CreateTableOptions, bind_create_table
 from planner.bind.generated_columns import check_insert_targets, compute_generated
@@ -46,14 +43,16 @@ from planner.bind.partitions import COMMON_NAME, check_partition_name
 from planner.bind.table_properties import ALTERABLE_PROPERTIES, bind_alter_properties
 from planner.bind.views import ViewDefinition
 from planner.context import QueryContext, TableSource
-from planner.file_source import bind_table_functions
 from planner.guard import QueryGuard
+from planner.loads.files import bind_table_functions
+from planner.loads.pipeline import run_load, runs_on_spark
+from planner.loads.request import LoadCancelled, LoadOptions, LoadRequest
+from planner.loads.route import check_partitions, overwrite_of, temp_partitions_view
+from planner.loads.spark_sources import OlapRef, file_stats, table_names
 from planner.olap_source import OlapTableSource, arrow_schema
 from planner.plan_cache import PlanCache
 from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
-from planner.spark_load import InsertOutcome, LoadCancelled, SparkInsert, check_partitions, run_spark_insert
-from planner.spark_sources import OlapRef, file_stats, reads_data, table_names
 from server import accounts, show, show_data, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
@@ -62,14 +61,14 @@ from server.colocation import check_colocation
 from server.config import MUTABLE_FE_KEYS, Config
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
-from server.exports import ExportJob, ExportJobs
 from server.information_schema import InformationSchema
-from server.label_loads import LabelLoads
-from server.loads import USER_CANCEL, LoadJob, LoadJobs
+from server.loads.exports import ExportJob, ExportJobs
+from server.loads.jobs import USER_CANCEL, LoadJobs
+from server.loads.label_loads import LabelLoads
+from server.loads.outfile import PROPERTY_KEYS as OUTFILE_KEYS
+from server.loads.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
+from server.loads.outfile import outfile_spec, write_outfile
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
-from server.outfile import PROPERTY_KEYS as OUTFILE_KEYS
-from server.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
-from server.outfile import outfile_spec, write_outfile
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
 from server.protocol.handler import ConnectionInfo
@@ -84,14 +83,12 @@ from sql import statements as st
 from sql.dialect import quote_ident
 from sql.limits import ExprLimits
 from sql.parse import parse
-from sql.types import parse_type
 from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
 from storage.catalog.store import TXN_ABORTED, new_label
 from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
-from storage.engine import Overwrite, StorageEngine
+from storage.engine import StorageEngine
 from storage.tablet.delete_filter import delete_columns
-from storage.tablet.partition_router import route_partitions
 
 log = logging.getLogger("dorislite.session")
 
@@ -170,55 +167,11 @@ def no_database() -> StatementError:
     return StatementError("errCode = 2, detailMessage = No database selected", 1046, "3D000")
 
 
-def spark_available() -> bool:
-    """Spark loads need pyspark and the storage layer's Spark data source."""
-    return importlib.util.find_spec("pyspark") is not None and \
-        importlib.util.find_spec("storage.spark.load") is not None
-
-
 def _cancel_spark_group(job_group: str) -> None:
     from storage.spark.session import spark_session, spark_started
 
     if spark_started():
         spark_session().sparkContext.cancelJobGroup(job_group)
-
-
-def _restrict_partitions(table: OlapTable, data: pa.Table, partitions: tuple[str, ...], strict: bool
-                         ) -> tuple[pa.Table, int]:
-    """INSERT ... PARTITION (p, ...): rows routed outside the listed partitions do not fit."""
-    wanted = {p.lower() for p in partitions}
-    positions = route_partitions(table, data)
-    allowed = np.array([p.name.lower() in wanted for p in table.partitions] + [False])
-    inside = allowed[positions]  # NO_PARTITION (-1) picks the trailing False
-    outside = int((~inside).sum())
-    if outside and strict:
-        row = int(np.argmin(inside))
-        text = ", ".join("NULL" if v is None else str(v) for v in data.slice(row, 1).to_pylist()[0].values())
-        raise doris_error(f"Insert has filtered data in strict mode. filtered rows: {outside}, sample: [Reason: "
-                          f"no partition for this tuple. src line [{text}]]", STRICT_FILTERED_CODE, "HY000")
-    return (data.filter(pa.array(inside)) if outside else data), outside
-
-
-def temp_partitions_view(table: OlapTable, names: Sequence[str]) -> OlapTable:
-    """`table` whose partitions are the named temporary ones (what INSERT INTO t TEMPORARY PARTITION loads)."""
-    chosen = []
-    for name in names:
-        partition = table.temp_partition(name)
-        if partition is None:
-            raise doris_error(f"Unknown partition '{name}' in table '{table.name}'", 1735, "HY000")
-        chosen.append(partition)
-    return replace(table, partitions=tuple(chosen))
-
-
-def _overwrite(s: st.Insert, table: OlapTable) -> Overwrite | None:
-    """INSERT OVERWRITE's partitions: the named ones, those the rows fall into (PARTITION(*)), or all."""
-    if not s.overwrite:
-        return None
-    if s.partitions == ("*",):
-        return Overwrite(None)
-    check_partitions(table, s.partitions)
-    wanted = {p.lower() for p in s.partitions}
-    return Overwrite(frozenset(p.partition_id for p in table.partitions if not wanted or p.name.lower() in wanted))
 
 
 def _insert_info(label: str, txn_id: int) -> str:
@@ -239,11 +192,7 @@ class Session:
         self._profile: QueryProfile | None = None  # set while a profiled query runs
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
-        self.in_process_loads = False  # a small Stream Load's INSERT ... SELECT runs here, not on Spark
-        self.precommit_loads = False  # a two-phase Stream Load: written, published by its second request
-        self.load_job: LoadJob | None = None  # a LOAD LABEL's job: its INSERTs report to it, not to jobs of their own
-        self.spark_loads = False  # a LOAD ... WITH RESOURCE: its INSERTs run on Spark whatever their size
-        self.rejected_rows: list[str] | None = None  # set: an in-process load keeps its filtered rows here
+        self.load_options = LoadOptions()  # how this session's INSERTs load (set by Stream Load, LOAD LABEL)
 
     @classmethod
     def acting_for(cls, ctx: SessionContext, identity: Identity, client: str, db: str) -> Session:
@@ -541,13 +490,12 @@ class Session:
 
     # -- INSERT -----------------------------------------------------------------------------------------
     def insert(self, s: st.Insert, local: pa.Table | None = None) -> Result:
-        """Every INSERT is a load job (SHOW LOAD). A SELECT that reads tables or files runs on Spark;
-        VALUES and constant SELECTs run in-process. `local`: the rows, already computed (UPDATE)."""
+        """Every INSERT is a load job (SHOW LOAD), run by the load pipeline (planner.loads). `local`: the rows,
+        already computed (UPDATE)."""
         table = self.table(s.db, s.table)
         db = self._db(s.db)
-        catalog = self.ctx.engine.catalog
         label = s.label or new_label()
-        used = catalog.get_txn_by_label(table.db_id, label)
+        used = self.ctx.engine.catalog.get_txn_by_label(table.db_id, label)
         if used is not None and used.status != TXN_ABORTED:
             raise doris_error(f"Label [{label}] has already been used.")
         strict = self.vars.flag("enable_insert_strict")
@@ -559,18 +507,25 @@ class Session:
         generated = any(c.generated is not None for c in table.columns)
         if generated and local is None:
             check_insert_targets(table.name, table.columns, s.columns, s.values)
-        # generated columns are computed in-process from the bound rows
+        request = LoadRequest(
+            engine=self.ctx.engine, table=table, label=label, strict=strict,
+            now=self.query_context().statement_time(), target_columns=s.columns, values=s.values, query=s.query,
+            rows=local, partitions=() if s.partitions == ("*",) else s.partitions,
+            overwrite=overwrite_of(table, s.partitions) if s.overwrite else None, temporary=s.temporary,
+            max_filter_ratio=float(self.vars.get("insert_max_filter_ratio") or 0), options=self.load_options,
+            settings=dict(self.ctx.config.fe), resolve=self._olap_ref, runner=self,
+            generate=(lambda data: self._generate(table, data)) if generated else None)
         files = file_stats(s.query) if s.query is not None else (0, 0)
-        on_spark = s.query is not None and reads_data(s.query, self.database) and spark_available() and \
-            local is None and not s.temporary and not generated and not self.in_process_loads and \
-            (self.spark_loads or not self._in_process_select(table, s.query, files[1]))
-        owned = self.load_job is None
+        on_spark = runs_on_spark(request, self.database, self._sources(s.query) if s.query is not None else None,
+                                 files[1], self.ctx.config.get_int("insert_spark_threshold_mb", 64) * 1024 * 1024)
+        owned = self.load_options.job is None
         job = self.ctx.loads.start(label, db, table.name, self.info.user, self.info.connection_id, strict,
                                    int(self.vars.get("insert_timeout") or 14400), spark=on_spark, files=files) \
-            if self.load_job is None else self.load_job
+            if owned else self.load_options.job
+        if on_spark:
+            job.on_cancel(lambda: _cancel_spark_group(job.job_group))
         try:
-            outcome = self._insert_spark(s, table, job, strict) if on_spark else self._insert_local(s, table, job,
-                                                                                                  strict, local)
+            outcome = run_load(request, job, on_spark)
         except LoadCancelled:
             if owned:
                 job.fail(USER_CANCEL)
@@ -604,85 +559,22 @@ class Session:
                                   "generated column and its expression is NULL for a row")
         return data
 
-    def _in_process_select(self, table: OlapTable, query: exp.Expression, file_bytes: int) -> bool:
-        """An INSERT ... SELECT runs in-process, not on Spark, when its input (the tables' data, the files) is
-        under fe.conf insert_spark_threshold_mb (`file_bytes`: its files), as INSERT VALUES does; and when it reads or writes a LARGEINT
-        column, whose 39-digit values do not fit Spark's widest decimal (38 digits)."""
-        tables = [table]
-        size, known = file_bytes, True
+    def _sources(self, query: exp.Expression) -> list[OlapTable] | None:
+        """The tables an INSERT ... SELECT reads (their sizes choose where it runs); None when it reads a view."""
+        tables = []
         for db, name in table_names(query):
             try:
-                source = self.table(db, name)
+                tables.append(self.table(db, name))
             except StatementError:
-                known = False  # a view (or a missing table, which the statement reports itself)
-                continue
-            tables.append(source)
-            size += sum(p.data_size for p in source.partitions)
-        if any(c.type.upper().startswith("LARGEINT") for t in tables for c in t.columns):
-            return True
-        return known and size < self.ctx.config.get_int("insert_spark_threshold_mb", 64) * 1024 * 1024
+                return None  # a view (or a missing table, which the statement reports itself)
+        return tables
 
-    def _insert_spark(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool) -> InsertOutcome:
-        assert s.query is not None
-
-        def resolve(db: str | None, name: str) -> OlapRef:
-            self._check_select(db, name)  # Spark reads the tables the query names: the same SELECT_PRIV
-            source = self.table(db, name)  # the snapshot is taken now, at statement start
-            return OlapRef(str(self.ctx.engine.root), self._db(db), source.name, arrow_schema(source),
-                           self.ctx.engine.snapshot(source))
-
-        job.on_cancel(lambda: _cancel_spark_group(job.job_group))
-        request = SparkInsert(
-            engine=self.ctx.engine, table=table, query=s.query, target_columns=s.columns, partitions=s.partitions,
-            label=s.label or job.label, strict=strict, now=self.query_context().statement_time(),
-            settings=dict(self.ctx.config.fe), resolve=resolve, overwrite=_overwrite(s, table),
-            precommit=self.precommit_loads,
-        )
-        if s.partitions == ("*",):
-            request.partitions = ()
-        return run_spark_insert(request, job)
-
-    def _insert_local(self, s: st.Insert, table: OlapTable, job: LoadJob, strict: bool,
-                      rows: pa.Table | None = None) -> InsertOutcome:
-        # in-process loads are short and publish in one step: they are not cancellable
-        partitions = () if s.partitions == ("*",) else s.partitions
-        with job.commit_guard():
-            check_partitions(table, partitions)
-            # a generated column is bound as a nullable placeholder and computed below
-            columns = [(c.name, parse_type(c.type), c.nullable or c.generated is not None, c.default)
-                       for c in table.columns]
-            if s.values is not None:
-                data, filtered = bind_insert_values(columns, s.columns, s.values, strict=strict,
-                                                    ctx=self.query_context())
-            else:
-                assert s.query is not None
-                result = self.run_query(s.query, strict_files=strict) if rows is None else rows
-                data, filtered = bind_insert_query_result(columns, s.columns, result, strict=strict,
-                                                          rejects=self.rejected_rows)
-            schema = arrow_schema(table)
-            if any(c.generated is not None for c in table.columns):
-                data = self._generate(table, data.cast(pa.schema([
-                    f.with_nullable(True) if c.generated is not None else f
-                    for f, c in zip(schema, table.columns, strict=True)])))
-            data = data.cast(schema) if data.schema != schema else data
-            if partitions and data.num_rows:
-                data, outside = _restrict_partitions(table, data, partitions, strict)
-                filtered += outside
-            ratio = float(self.vars.get("insert_max_filter_ratio") or 0)
-            total = data.num_rows + filtered
-            if not strict and filtered and filtered > ratio * total:  # Doris's insert_max_filter_ratio
-                raise doris_error(f"Insert has too many filtered data {filtered}/{total} insert_max_filter_ratio is "
-                                  f"{ratio:.6f}")
-            overwrite = _overwrite(s, table)
-            if data.num_rows == 0:
-                if filtered:
-                    raise doris_error("all partitions have no load data", 1064, "HY000")
-                if overwrite is None or not overwrite.targets(()):
-                    return InsertOutcome(s.label or job.label, None, 0, 0)
-            load = self.ctx.engine.load(table, data, label=s.label or job.label, strict=strict, overwrite=overwrite,
-                                        temporary=s.temporary, precommit=self.precommit_loads)
-            job.loading(load.txn_id)
-            return InsertOutcome(load.label, load.txn_id, load.num_rows, filtered + load.filtered_rows)
+    def _olap_ref(self, db: str | None, name: str) -> OlapRef:
+        """A table a Spark load reads, at the snapshot taken now (statement start)."""
+        self._check_select(db, name)  # Spark reads the tables the query names: the same SELECT_PRIV
+        source = self.table(db, name)
+        return OlapRef(str(self.ctx.engine.root), self._db(db), source.name, arrow_schema(source),
+                       self.ctx.engine.snapshot(source))
 
     # -- DELETE -----------------------------------------------------------------------------------------
     def _delete(self, s: st.Delete) -> Result:

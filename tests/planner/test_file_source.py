@@ -1,4 +1,4 @@
-"""planner.file_source units: option parsing with Doris's defaults, csv splitting semantics, globs."""
+"""planner.loads.files units: option parsing with Doris's defaults, csv splitting semantics, globs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from planner.file_source import FileScanOptions, file_schema, read_files
+from planner.loads.files import FileScanOptions, file_schema, read_files
 from sql.errors import SqlError
 
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 import sqlglot
 
-from planner.bind.bind_insert import bind_insert_query_result
+from planner.loads.convert import bind_insert_query_result
 from planner.query import ArrowTableSource, QueryContext, execute_query
 from sql.errors import SqlError
 from sql.types import parse_type

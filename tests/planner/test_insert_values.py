@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 import sqlglot
 
-from planner.bind.bind_insert import bind_insert_values
 from planner.context import QueryContext
+from planner.loads.convert import bind_insert_values
 from sql.errors import SqlError
 from sql.types import parse_type
 

@@ -14,7 +14,7 @@ import pytest
 from storage_specs import key, spec, value
 
 from planner.bind.bind_schema_change import bind_schema_change
-from planner.schema_convert import convert_column
+from planner.loads.convert import convert_column
 from sql.parse import parse
 from sql.types import parse_type
 from storage.catalog.model import (

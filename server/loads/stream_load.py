@@ -27,7 +27,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.file_source import FileScanOptions, file_schema
+from planner.loads.files import FileScanOptions, file_schema
+from planner.loads.request import LoadOptions
 from server.access import Identity
 from server.results import OkResult
 from sql.dialect import quote_ident
@@ -123,11 +124,12 @@ class StreamLoad:
                 reply["GroupCommit"] = True
             sql, source_count = self.statement(session, db, table, headers, body, label)
             threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
-            session.in_process_loads = body.stat().st_size < threshold
-            if two_phase:  # written now, published by PUT /api/{db}/_stream_load_2pc (txn_operation: commit)
-                session.in_process_loads = session.precommit_loads = True
+            # written now and published by PUT /api/{db}/_stream_load_2pc (txn_operation: commit) when two-phase
+            session.load_options = LoadOptions(
+                path="in_process" if two_phase or body.stat().st_size < threshold else "auto", precommit=two_phase,
+                rejects=[])
+            if two_phase:
                 self.ctx.engine.expire_precommitted(self.precommit_timeout)
-            session.rejected_rows = []
             [result] = session.execute(sql, False)
         except StreamLoadError as e:
             reply.update(Status=e.status, Message=e.message)
@@ -143,8 +145,8 @@ class StreamLoad:
             return reply
         finally:
             reply["LoadTimeMs"] = int((time.perf_counter() - started) * 1000)
-            if session is not None and session.rejected_rows:
-                reply["ErrorURL"] = self._error_log(label, session.rejected_rows)
+            if session is not None and session.load_options.rejects:
+                reply["ErrorURL"] = self._error_log(label, session.load_options.rejects)
         assert isinstance(result, OkResult) and session is not None
         selected = result.affected_rows + result.warnings
         # rows the WHERE left out (Doris's NumberUnselectedRows): the file's rows counted apart, only when asked

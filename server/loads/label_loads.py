@@ -14,10 +14,11 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.spark_load import LoadCancelled
-from server.loads import USER_CANCEL, LoadJob
+from planner.loads.pipeline import spark_available
+from planner.loads.request import LoadCancelled, LoadOptions
+from server.loads.jobs import USER_CANCEL, LoadJob
+from server.loads.stream_load import StreamLoad, StreamLoadError, load_session
 from server.results import OkResult
-from server.stream_load import StreamLoad, StreamLoadError, load_session
 from sql import statements as st
 from sql.errors import analysis_error
 
@@ -65,8 +66,6 @@ class LabelLoads:
 
     def submit(self, s: st.LoadLabel, db: str, identity: Identity, client: str, connection_id: int) -> OkResult:
         """Check what can be checked now (tables, files, label, resource), register the job, run it."""
-        from server.session import spark_available
-
         props = dict(s.properties)
         unknown = sorted(k for k in props if k not in _LOAD_KEYS)
         if unknown:
@@ -109,7 +108,7 @@ class LabelLoads:
         loaded = filtered = 0
         try:
             session = load_session(self.ctx, identity, client, db, {**props, "timeout": str(job.timeout)})
-            session.load_job, session.precommit_loads, session.spark_loads = job, True, s.kind == "SPARK"
+            session.load_options = LoadOptions(path="spark" if s.kind == "SPARK" else "auto", precommit=True, job=job)
             if s.kind == "SPARK":
                 job.etl()
             items = [(desc, _local_path(path)) for desc in s.descriptions for path in desc.paths]

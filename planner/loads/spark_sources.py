@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from planner.file_source import (
+from planner.loads.files import (
     STRICT_FILE_ERROR,
     FileScanOptions,
     file_schema,
@@ -114,11 +114,11 @@ def spark_type(t: pa.DataType) -> str:
     return _SPARK_TYPES.get(str(t), "string")
 
 
-def _quote(name: str) -> str:
+def spark_ident(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _sql_string(text: str) -> str:
+def spark_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
@@ -126,13 +126,13 @@ def file_frame(spark: SparkSession, opts: FileScanOptions) -> DataFrame:
     schema = file_schema(opts)
     if opts.format == "parquet":
         df = spark.read.parquet(*opts.paths)
-        return df.selectExpr(*(f"try_cast({_quote(f.name)} AS {spark_type(f.type)}) AS {_quote(f.name)}"
+        return df.selectExpr(*(f"try_cast({spark_ident(f.name)} AS {spark_type(f.type)}) AS {spark_ident(f.name)}"
                                for f in schema))
     if opts.format == "json":
         multi = opts.strip_outer_array or not opts.read_json_by_line
         if opts.json_root or opts.jsonpaths:
             return _json_path_frame(spark.read.json(list(opts.paths), multiLine=multi), opts, schema)
-        ddl = ", ".join(f"{_quote(f.name)} {spark_type(f.type)}" for f in schema)
+        ddl = ", ".join(f"{spark_ident(f.name)} {spark_type(f.type)}" for f in schema)
         return spark.read.json(list(opts.paths), multiLine=multi, schema=ddl)
     return _csv_frame(spark, opts, schema)
 
@@ -148,7 +148,7 @@ def _spark_path(steps: list[str | int], df_type: Any) -> tuple[str, Any] | None:
             expr = f"try_element_at({expr}, {step + 1})"  # NULL past the end (ANSI mode raises on arr[i])
             t = t.elementType
         elif isinstance(step, str) and isinstance(t, StructType) and step in t.fieldNames():
-            expr = f"{expr}.{_quote(step)}" if expr else _quote(step)
+            expr = f"{expr}.{spark_ident(step)}" if expr else spark_ident(step)
             t = t[step].dataType
         else:
             return None
@@ -163,7 +163,7 @@ def _json_path_frame(df: DataFrame, opts: FileScanOptions, schema: pa.Schema) ->
     if opts.json_root:
         found = _spark_path(json_path_steps(opts.json_root) or [], df.schema)
         if found is None:
-            return df.sparkSession.createDataFrame([], ", ".join(f"{_quote(f.name)} string" for f in schema))
+            return df.sparkSession.createDataFrame([], ", ".join(f"{spark_ident(f.name)} string" for f in schema))
         expr, t = found
         df = df.where(f"{expr} IS NOT NULL")
         df = df.selectExpr(f"explode({expr}) AS __root").selectExpr("__root.*") if isinstance(t, ArrayType) \
@@ -171,13 +171,13 @@ def _json_path_frame(df: DataFrame, opts: FileScanOptions, schema: pa.Schema) ->
     exprs = []
     for f in schema:
         found = _spark_path(json_path_steps(f.name) or [], df.schema) if opts.jsonpaths else \
-            ((_quote(f.name), df.schema[f.name].dataType) if f.name in df.columns else None)
+            ((spark_ident(f.name), df.schema[f.name].dataType) if f.name in df.columns else None)
         if found is None:
-            exprs.append(f"CAST(NULL AS {spark_type(f.type)}) AS {_quote(f.name)}")
+            exprs.append(f"CAST(NULL AS {spark_type(f.type)}) AS {spark_ident(f.name)}")
             continue
         expr, t = found
         value = f"to_json({expr})" if isinstance(t, (ArrayType, StructType)) else expr
-        exprs.append(f"try_cast({value} AS {spark_type(f.type)}) AS {_quote(f.name)}")
+        exprs.append(f"try_cast({value} AS {spark_type(f.type)}) AS {spark_ident(f.name)}")
     return df.selectExpr(*exprs)
 
 
@@ -201,7 +201,7 @@ def _enclosed_csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.S
     skip = opts.skip_lines + opts.header_lines
     if skip:  # each file's first records, dropped by content as the plain path drops its first lines
         for record in {tuple(r) for path in opts.paths for r in head_records(path, opts, skip)}:
-            same = " AND ".join(f"{n} <=> {_sql_string(v) if v != chr(92) + 'N' else 'NULL'}"
+            same = " AND ".join(f"{n} <=> {spark_string(v) if v != chr(92) + 'N' else 'NULL'}"
                                 for n, v in zip(names, record, strict=False))
             df = df.where(f"NOT ({same})")
     return df.selectExpr(*(_typed_field(n, f, opts) for n, f in zip(names, schema, strict=True)))
@@ -215,8 +215,8 @@ def _csv_frame(spark: SparkSession, opts: FileScanOptions, schema: pa.Schema) ->
     df = spark.read.text(list(opts.paths), lineSep=opts.line_delimiter)
     skipped = _skipped_lines(opts)
     if skipped:
-        df = df.where(f"value NOT IN ({', '.join(_sql_string(s) for s in sorted(skipped))})")
-    parts = f"split(value, {_sql_string(re.escape(opts.column_separator))}, -1)"
+        df = df.where(f"value NOT IN ({', '.join(spark_string(s) for s in sorted(skipped))})")
+    parts = f"split(value, {spark_string(re.escape(opts.column_separator))}, -1)"
     df = df.selectExpr(f"{parts} AS __parts")
     exprs = []
     for i, f in enumerate(schema):
@@ -231,13 +231,13 @@ def _typed_field(raw: str, f: pa.Field, opts: FileScanOptions) -> str:
     """A CSV field's text as the column `f`, typed as the in-process reader types it: a value that does not
     convert is NULL, and fails the load when a strict INSERT reads the file."""
     if pa.types.is_string(f.type):
-        return f"{raw} AS {_quote(f.name)}"
+        return f"{raw} AS {spark_ident(f.name)}"
     value = f"try_cast({raw} AS {spark_type(f.type)})"
     if opts.strict_types:
-        message = _sql_string(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '")
+        message = spark_string(f"{STRICT_FILE_ERROR}column({f.name}) value is incorrect: '")
         value = (f"CASE WHEN {raw} IS NOT NULL AND {value} IS NULL THEN "
-                 f"raise_error(concat({message}, {raw}, {_sql_string(chr(39))})) ELSE {value} END")
-    return f"{value} AS {_quote(f.name)}"
+                 f"raise_error(concat({message}, {raw}, {spark_string(chr(39))})) ELSE {value} END")
+    return f"{value} AS {spark_ident(f.name)}"
 
 
 def olap_frame(spark: SparkSession, ref: OlapRef) -> DataFrame:

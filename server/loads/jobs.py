@@ -83,7 +83,7 @@ class LoadJob:
     def done(self) -> bool:
         return self.state in (FINISHED, CANCELLED)
 
-    # -- LoadHandle (planner.spark_load) ----------------------------------------------------------------
+    # -- LoadHandle (planner.loads.request) ----------------------------------------------------------------
     def loading(self, txn_id: int) -> None:
         self._update(state=LOADING, txn_id=txn_id, load_start_time=self.load_start_time or time.time())
 
