@@ -105,3 +105,34 @@ def test_typed_csv_values_that_do_not_convert(tmp_path: Path, server) -> None:
                 cur.execute("DROP DATABASE typed_csv")
     finally:
         local.stop()
+
+
+def test_max_filter_ratio_bounds_a_non_strict_insert_on_both_paths(tmp_path: Path, server) -> None:
+    """insert_max_filter_ratio limits the share of rows a non-strict INSERT ... SELECT may filter, in-process and
+    on Spark alike (Doris: `Insert has too many filtered data`)."""
+    local = ServerProcess(free_port(), tmp_path / "data",
+                          fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
+    try:
+        for srv in (local, server):  # in-process; the shared test server runs it on Spark
+            with srv.connect() as conn, conn.cursor() as cur:
+                cur.execute("CREATE DATABASE IF NOT EXISTS ratio")
+                cur.execute("USE ratio")
+                cur.execute("DROP TABLE IF EXISTS src")
+                cur.execute("DROP TABLE IF EXISTS t")
+                cur.execute(f"CREATE TABLE src (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+                cur.execute(f"CREATE TABLE t (k INT NOT NULL, v INT) DUPLICATE KEY(k) {PROPS}")
+                cur.execute("INSERT INTO src VALUES " + ", ".join(
+                    f"({'NULL' if i % 2 else i}, {i})" for i in range(10)))
+                cur.execute("SET enable_insert_strict = false")
+                cur.execute("SET insert_max_filter_ratio = 0.1")
+                with pytest.raises(pymysql.err.OperationalError, match=r"too many filtered data 5/10"):
+                    cur.execute("INSERT INTO t SELECT k, v FROM src")
+                cur.execute("SELECT count(*) FROM t")
+                assert cur.fetchone() == (0,)
+                cur.execute("SET insert_max_filter_ratio = 0.6")
+                cur.execute("INSERT INTO t SELECT k, v FROM src")
+                cur.execute("SELECT count(*), sum(v) FROM t")
+                assert cur.fetchone() == (5, 20)
+                cur.execute("DROP DATABASE ratio")
+    finally:
+        local.stop()
