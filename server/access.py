@@ -5,7 +5,8 @@ Identities are 'name'@'host' with host '%', an address, or a pattern (`%` any ru
 takes the most specific identity whose pattern matches the client (exact before patterns before '%', as Doris
 orders them). Privileges: NODE_PRIV, ADMIN_PRIV, GRANT_PRIV, SELECT_PRIV, LOAD_PRIV, ALTER_PRIV, CREATE_PRIV,
 DROP_PRIV, USAGE_PRIV, granted on `*.*.*` (global), `internal.*.*` (catalog), `internal.db.*` (database) or
-`internal.db.tbl` (table), to a user or a role; ADMIN_PRIV holds every privilege but NODE_PRIV. Built-in roles
+`internal.db.tbl` (table), USAGE_PRIV and GRANT_PRIV also on a resource (RESOURCE * is the global level), to a
+user or a role; ADMIN_PRIV holds every privilege but NODE_PRIV. Built-in roles
 `operator` (NODE + ADMIN) and `admin` (ADMIN); built-in users root (operator) and admin (admin).
 
 Every decision reads an in-memory view rebuilt when the catalog's generation moves, so a check on the query
@@ -26,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from server.auth import check_native, check_plain, native_password_hash
-from storage.catalog.auth import Grant, UserRecord, role_grantee, user_grantee
+from storage.catalog.auth import RESOURCES, Grant, UserRecord, role_grantee, user_grantee
 from storage.catalog.store import Catalog
 from storage.errors import StorageError, doris_error
 
@@ -228,16 +229,27 @@ class AccessControl:
     def has(self, identity: Identity, priv: str, db: str | None = None, tbl: str | None = None) -> bool:
         """Whether `identity` holds `priv` at the level named (None: the global level) or above."""
         for g in self._effective(identity):
-            if priv not in g.privs and ("ADMIN_PRIV" not in g.privs or priv == "NODE_PRIV"):
+            if priv not in g.privs and ("ADMIN_PRIV" not in g.privs or priv == "NODE_PRIV") or g.ctl == RESOURCES:
                 continue
             if g.ctl == "*" or db is not None and _covers(g, db, tbl):  # a global check needs a global grant
+                return True
+        return False
+
+    def has_resource(self, identity: Identity, privs: Iterable[str], resource: str) -> bool:
+        """One of `privs` on the resource: granted on it, on RESOURCE * (a global grant, as Doris keeps it), or
+        ADMIN_PRIV."""
+        wanted = set(privs)
+        for g in self._effective(identity):
+            if not (wanted & g.privs or "ADMIN_PRIV" in g.privs):
+                continue
+            if g.ctl == "*" or g.ctl == RESOURCES and g.db == resource:
                 return True
         return False
 
     def has_any(self, identity: Identity, db: str, tbl: str | None = None) -> bool:
         """Any privilege on the database (or table), or on something inside it: what SHOW and USE ask."""
         for g in self._effective(identity):
-            if not g.privs:
+            if not g.privs or g.ctl == RESOURCES:
                 continue
             if g.ctl == "*" or g.db == "*":
                 return True
@@ -284,12 +296,16 @@ def _covers(g: Grant, db: str | None, tbl: str | None) -> bool:
 
 
 def parse_privileges(names: Iterable[str]) -> frozenset[str]:
-    """GRANT's privilege list: SELECT_PRIV or SELECT, ..., ALL (every privilege but NODE_PRIV and ADMIN_PRIV)."""
+    """GRANT's privilege list: SELECT_PRIV or SELECT, ...; ALL and READ_WRITE are Doris's SELECT, LOAD, ALTER,
+    CREATE and DROP, READ_ONLY is SELECT."""
     out: set[str] = set()
     for raw in names:
         name = raw.strip().upper().replace(" ", "_")
-        if name in ("ALL", "ALL_PRIVILEGES"):
-            out |= set(PRIVILEGES) - GLOBAL_ONLY - {"NODE_PRIV"}
+        if name in ("ALL", "ALL_PRIVILEGES", "READ_WRITE"):
+            out |= {"SELECT_PRIV", "LOAD_PRIV", "ALTER_PRIV", "CREATE_PRIV", "DROP_PRIV"}
+            continue
+        if name == "READ_ONLY":
+            out.add("SELECT_PRIV")
             continue
         if not name.endswith("_PRIV"):
             name += "_PRIV"

@@ -21,7 +21,7 @@ from server.access import (
 from server.auth import PASSWORD_HASH, native_password_hash
 from server.results import OkResult, Result, ResultSet
 from sql import statements as st
-from storage.catalog.auth import UserRecord, role_grantee, user_grantee
+from storage.catalog.auth import RESOURCES, UserRecord, role_grantee, user_grantee
 from storage.errors import doris_error
 
 if TYPE_CHECKING:
@@ -123,22 +123,8 @@ def _grant(session: Session, s: st.Grant) -> Result:
         roles = set(user.roles) - set(s.roles) if s.revoke else set(user.roles) | set(s.roles)
         catalog.set_user_roles(user.name, user.host, roles)
         return OkResult()
-    assert s.level is not None
-    ctl, db, tbl = s.level
     privs = parse_privileges(s.privileges)
-    if ctl not in ("*", INTERNAL):
-        raise doris_error(f"Unknown catalog '{ctl}'")
-    if ctl == "*" and (db != "*" or tbl != "*") or db == "*" and tbl != "*":
-        raise doris_error("Invalid privilege level: a wildcard must be followed by wildcards")
-    if privs & GLOBAL_ONLY and (ctl, db, tbl) != ("*", "*", "*"):
-        raise doris_error(f"{' and '.join(sorted(privs & GLOBAL_ONLY))} can only be granted on *.*.*")
-    # GRANT_PRIV at the level or above (ADMIN holds it everywhere); NODE_PRIV only from NODE_PRIV
-    level_db = None if db == "*" else db
-    level_tbl = None if tbl == "*" else tbl
-    if not access.has(session.identity, "GRANT_PRIV", level_db, level_tbl):
-        raise need_privilege("GRANT")
-    if "NODE_PRIV" in privs and not access.has(session.identity, "NODE_PRIV"):
-        raise need_privilege("NODE")
+    ctl, db, tbl = _resource_level(session, s, privs) if s.resource is not None else _table_level(session, s, privs)
     if s.role is not None:
         if s.role not in access.roles():
             raise doris_error(f"Role: {s.role} does not exist")
@@ -157,6 +143,47 @@ def _grant(session: Session, s: st.Grant) -> Result:
     return OkResult()
 
 
+def _table_level(session: Session, s: st.Grant, privs: frozenset[str]) -> tuple[str, str, str]:
+    """GRANT ... ON ctl.db.tbl: Doris's GrantStmt.checkTablePrivileges rules, in its order."""
+    access = session.ctx.users
+    assert s.level is not None
+    ctl, db, tbl = s.level
+    if ctl not in ("*", INTERNAL):
+        raise doris_error(f"Unknown catalog '{ctl}'")
+    if ctl == "*" and (db != "*" or tbl != "*") or db == "*" and tbl != "*":
+        raise doris_error("Invalid privilege level: a wildcard must be followed by wildcards")
+    if privs & GLOBAL_ONLY and (ctl, db, tbl) != ("*", "*", "*"):
+        raise doris_error(f"{' and '.join(sorted(privs & GLOBAL_ONLY))} can only be granted on *.*.*")
+    # GRANT_PRIV at the level or above (ADMIN holds it everywhere); NODE_PRIV only from NODE_PRIV
+    level_db = None if db == "*" else db
+    level_tbl = None if tbl == "*" else tbl
+    if not access.has(session.identity, "GRANT_PRIV", level_db, level_tbl):
+        raise need_privilege("GRANT")
+    if "NODE_PRIV" in privs and not access.has(session.identity, "NODE_PRIV"):
+        raise need_privilege("NODE")
+    if "USAGE_PRIV" in privs:
+        raise doris_error("Can not grant/revoke USAGE_PRIV to/from database or table")
+    return ctl, db, tbl
+
+
+_NOT_ON_RESOURCES = ("NODE_PRIV", "ADMIN_PRIV", "SELECT_PRIV", "LOAD_PRIV", "ALTER_PRIV", "CREATE_PRIV", "DROP_PRIV")
+
+
+def _resource_level(session: Session, s: st.Grant, privs: frozenset[str]) -> tuple[str, str, str]:
+    """GRANT ... ON RESOURCE 'name' | *: only USAGE_PRIV and GRANT_PRIV; RESOURCE * is the global level (Doris keeps
+    it with the global privileges); the resource need not exist yet."""
+    for priv in _NOT_ON_RESOURCES:
+        if priv in privs:
+            raise doris_error(f"Can not grant/revoke {priv} on resource to/from any other users or roles")
+    assert s.resource is not None
+    access = session.ctx.users
+    everywhere = s.role is not None or s.resource == "*"
+    if not (access.has(session.identity, "GRANT_PRIV") if everywhere else
+            access.has_resource(session.identity, ("GRANT_PRIV",), s.resource)):
+        raise need_privilege("GRANT")
+    return ("*", "*", "*") if s.resource == "*" else (RESOURCES, s.resource, "*")
+
+
 def _privs_text(privs: frozenset[str]) -> str:
     order = ("NODE_PRIV", "ADMIN_PRIV", "GRANT_PRIV", "SELECT_PRIV", "LOAD_PRIV", "ALTER_PRIV", "CREATE_PRIV",
              "DROP_PRIV", "USAGE_PRIV")
@@ -166,14 +193,16 @@ def _privs_text(privs: frozenset[str]) -> str:
 def grants_row(session: Session, user: UserRecord) -> list[str | None]:
     """One SHOW GRANTS row: the user's own grants and its roles' (built-in roles' global privileges)."""
     access = session.ctx.users
-    levels: dict[str, dict[str, set[str]]] = {"global": {}, "catalog": {}, "db": {}, "table": {}}
+    levels: dict[str, dict[str, set[str]]] = {"global": {}, "catalog": {}, "db": {}, "table": {}, "resource": {}}
     grants = list(access.grants_of(user_grantee(user.name, user.host)))
     for role in user.roles:
         grants += access.grants_of(role_grantee(role))
         if role in BUILTIN_ROLES:
             levels["global"].setdefault("", set()).update(BUILTIN_ROLES[role])
     for g in grants:
-        if g.ctl == "*":
+        if g.ctl == RESOURCES:
+            key, kind = g.db, "resource"
+        elif g.ctl == "*":
             key, kind = "", "global"
         elif g.db == "*":
             key, kind = g.ctl, "catalog"
@@ -191,7 +220,7 @@ def grants_row(session: Session, user: UserRecord) -> list[str | None]:
                          for key, p in sorted(levels[kind].items()))
 
     return [user.identity, user.comment, "Yes" if user.password else "No", ",".join(user.roles) or None,
-            text("global"), text("catalog"), text("db"), text("table"), None, None, None]
+            text("global"), text("catalog"), text("db"), text("table"), None, text("resource"), None]
 
 
 def _show_grants(session: Session, s: st.ShowGrants) -> Result:

@@ -67,7 +67,7 @@ class Resources:
         """The resource a LOAD ... WITH RESOURCE names, if this server's Spark is the one it describes."""
         props = self.get(name)
         if props is None:
-            raise analysis_error(f"Resource({name}) does not exist")
+            raise analysis_error(f"Resource does not exist. name: {name}")
         master = props.get("spark.master", "")
         ours = config.get("spark_master", "local[*]") or "local[*]"
         if master != ours and not (master.startswith("local") and ours.startswith("local")):

@@ -659,8 +659,9 @@ class Session:
         return OkResult()
 
     def _show_resources(self, s: st.ShowResources) -> Result:
-        # resources are used with ADMIN here (USAGE_PRIV on a resource is not kept): others see none
-        rows = self.ctx.resources.rows() if self.ctx.users.is_admin(self.identity) else []
+        # Doris lists the resources one may use or grant (ADMIN: all of them)
+        rows = [r for r in self.ctx.resources.rows()
+                if self.ctx.users.has_resource(self.identity, ("USAGE_PRIV", "GRANT_PRIV"), r[0])]
         names = set(show.like_filter(sorted({r[0] for r in rows}), s.like))
         rows = [r for r in rows if r[0] in names]
         table = show.string_table(list(SHOW_RESOURCES_COLUMNS), rows)

@@ -834,6 +834,7 @@ class Grant(Statement):
     role: str | None
     roles: tuple[str, ...] = ()
     revoke: bool = False
+    resource: str | None = None  # GRANT ... ON RESOURCE 'name' | * (then `level` is None)
 
 
 @dataclass(frozen=True)

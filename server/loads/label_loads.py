@@ -85,8 +85,12 @@ class LabelLoads:
             for path in desc.paths:
                 _local_path(path)
         if s.kind == "SPARK":
-            self.ctx.users.require_global(identity, "ADMIN_PRIV")  # USAGE_PRIV on resources is not kept
-            self.ctx.resources.check_usable(s.resource or "", self.ctx.config)
+            resource = s.resource or ""
+            if self.ctx.resources.get(resource) is not None and \
+                    not self.ctx.users.has_resource(identity, ("USAGE_PRIV",), resource):
+                raise analysis_error(f"USAGE denied to user '{identity.name}'@'{identity.client}' for resource "
+                                     f"'{resource}'")
+            self.ctx.resources.check_usable(resource, self.ctx.config)
             if not spark_available():
                 raise analysis_error("Spark is not available to this server (pyspark is not installed)")
         try:

@@ -9,7 +9,8 @@
     SHOW GRANTS [FOR user] / SHOW ALL GRANTS / SHOW ROLES
 
 user: 'name'[@'host'] (quoted or not, host '%' when omitted); level: *.*.*, ctl.db.tbl, *.*, db.*, db.tbl
-(the internal catalog when only two parts are given); policy: PASSWORD_HISTORY n | DEFAULT, PASSWORD_EXPIRE
+(the internal catalog when only two parts are given), or RESOURCE 'name' | RESOURCE *;
+policy: PASSWORD_HISTORY n | DEFAULT, PASSWORD_EXPIRE
 DEFAULT | NEVER | INTERVAL n DAY | HOUR | SECOND, FAILED_LOGIN_ATTEMPTS n, PASSWORD_LOCK_TIME n unit | UNBOUNDED.
 """
 
@@ -225,10 +226,13 @@ def _grant(r: _Reader, revoke: bool) -> st.Statement:
         if not r.sym(","):
             break
     r.expect("ON")
-    if r.word("RESOURCE") or r.word("WORKLOAD", "GROUP") or r.word("CLUSTER") or r.word("STAGE"):
-        raise parse_error("errCode = 2, detailMessage = Resource, workload group and cluster privileges are not "
+    if r.word("WORKLOAD", "GROUP") or r.word("CLUSTER") or r.word("STAGE"):
+        raise parse_error("errCode = 2, detailMessage = Workload group, cluster and stage privileges are not "
                           "supported: this server has none of them")
-    parts = [_level_part(r)]
+    resource = None
+    if r.word("RESOURCE"):  # ON RESOURCE 'spark0' | ON RESOURCE *
+        resource = "*" if r.sym("*") else r.string() if r.peek() is not None and r.peek()[0] == "str" else r.name()
+    parts = [_level_part(r)] if resource is None else ["*", "*", "*"]
     while r.sym("."):
         parts.append(_level_part(r))
     if len(parts) > 3:
@@ -242,10 +246,12 @@ def _grant(r: _Reader, revoke: bool) -> st.Statement:
     if r.word("ROLE"):
         role = r.name()
         r.done()
-        return st.Grant(privileges=tuple(privs), level=level, user=None, role=role, revoke=revoke)
+        return st.Grant(privileges=tuple(privs), level=None if resource else level, user=None, role=role,
+                        revoke=revoke, resource=resource)
     user = r.user()
     r.done()
-    return st.Grant(privileges=tuple(privs), level=level, user=user, role=None, revoke=revoke)
+    return st.Grant(privileges=tuple(privs), level=None if resource else level, user=user, role=None, revoke=revoke,
+                    resource=resource)
 
 
 def _level_part(r: _Reader) -> str:

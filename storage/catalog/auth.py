@@ -47,10 +47,13 @@ class UserRecord:
 @dataclass(frozen=True)
 class Grant:
     grantee: str  # "user:'name'@'host'" or "role:name"
-    ctl: str  # '*' or 'internal'
+    ctl: str  # '*', 'internal', or RESOURCES (then `db` is the resource's name)
     db: str  # '*' or a database
     tbl: str  # '*' or a table
     privs: frozenset[str]
+
+
+RESOURCES = "resource"  # the `ctl` of a grant on one resource (GRANT USAGE_PRIV ON RESOURCE 'spark0')
 
 
 def user_grantee(name: str, host: str) -> str:

@@ -109,17 +109,67 @@ def test_spark_load_with_a_resource(files, server, cur, db) -> None:
     assert not [r for r in cur.fetchall() if r[0] in ("spark_t", "yarn_t")]
 
 
-def test_resources_survive_a_restart_and_need_admin(tmp_path: Path) -> None:
+def test_resources_survive_a_restart_and_need_admin_or_usage(tmp_path: Path) -> None:
+    """CREATE / DROP RESOURCE need ADMIN; a Spark Load needs USAGE_PRIV on its resource (GRANT USAGE_PRIV ON
+    RESOURCE 'r' or RESOURCE *), and SHOW RESOURCES lists the ones a user may use."""
+    csv = tmp_path / "in.csv"
+    csv.write_text("1,10\n2,20\n")
     srv = ServerProcess(free_port(), tmp_path / "data").start()
     try:
         with srv.connect() as conn, conn.cursor() as cur:
             cur.execute("CREATE EXTERNAL RESOURCE 'keep' PROPERTIES ('type' = 'spark', 'spark.master' = 'local[2]')")
+            cur.execute("CREATE EXTERNAL RESOURCE 'other' PROPERTIES ('type' = 'spark', 'spark.master' = 'local')")
             cur.execute("CREATE USER 'plain'@'%' IDENTIFIED BY 'pw'")
+            cur.execute("CREATE DATABASE rdb")
+            cur.execute(f"CREATE TABLE rdb.t (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute("GRANT LOAD_PRIV, SELECT_PRIV ON rdb.* TO 'plain'@'%'")
+        load = (f'LOAD LABEL rdb.{{}} (DATA INFILE("{csv}") INTO TABLE t COLUMNS TERMINATED BY ",") '
+                'WITH RESOURCE "keep"')
         with srv.connect(user="plain", password="pw") as conn, conn.cursor() as cur:
             with pytest.raises(pymysql.err.OperationalError, match="ADMIN"):
                 cur.execute("CREATE EXTERNAL RESOURCE 'x' PROPERTIES ('type' = 'spark', 'spark.master' = 'a')")
+            with pytest.raises(pymysql.err.OperationalError, match="ADMIN"):
+                cur.execute("DROP RESOURCE 'keep'")
             cur.execute("SHOW RESOURCES")
             assert cur.fetchall() == ()
+            with pytest.raises(pymysql.err.OperationalError,
+                               match=r"USAGE denied to user 'plain'@'127.0.0.1' for resource 'keep'"):
+                cur.execute(load.format("denied"))
+            with pytest.raises(pymysql.err.OperationalError, match="GRANT"):  # no GRANT_PRIV to pass it on
+                cur.execute("GRANT USAGE_PRIV ON RESOURCE 'keep' TO 'plain'@'%'")
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("GRANT USAGE_PRIV ON RESOURCE 'keep' TO 'plain'@'%'")
+            cur.execute("SHOW GRANTS FOR 'plain'@'%'")
+            row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+            assert row["ResourcePrivs"] == "keep: Usage_priv"
+            assert row["DatabasePrivs"] == "internal.rdb: Select_priv,Load_priv"
+            for sql, message in (
+                    ("GRANT SELECT_PRIV ON RESOURCE 'keep' TO 'plain'@'%'",
+                     "Can not grant/revoke SELECT_PRIV on resource to/from any other users or roles"),
+                    ("GRANT USAGE_PRIV ON rdb.* TO 'plain'@'%'",
+                     "Can not grant/revoke USAGE_PRIV to/from database or table"),
+                    ("GRANT USAGE_PRIV ON RESOURCE 'keep' TO 'nobody'@'%'", "does not exist")):
+                with pytest.raises(pymysql.err.OperationalError, match=message):
+                    cur.execute(sql)
+        with srv.connect(user="plain", password="pw") as conn, conn.cursor() as cur:
+            cur.execute("SHOW RESOURCES")
+            assert {r[0] for r in cur.fetchall()} == {"keep"}
+            cur.execute("USE rdb")
+            cur.execute(load.format("allowed"))
+            job = wait_load(cur, "allowed")
+            assert (job["State"], job["Type"]) == ("FINISHED", "SPARK"), job["ErrorMsg"]
+            cur.execute("SELECT sum(v) FROM rdb.t")
+            assert cur.fetchone() == (30,)
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("REVOKE USAGE_PRIV ON RESOURCE 'keep' FROM 'plain'@'%'")
+            cur.execute("GRANT USAGE_PRIV ON RESOURCE * TO 'plain'@'%'")  # every resource: a global privilege
+            cur.execute("SHOW GRANTS FOR 'plain'@'%'")
+            row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+            assert (row["GlobalPrivs"], row["ResourcePrivs"]) == ("Usage_priv", None)
+        with srv.connect(user="plain", password="pw") as conn, conn.cursor() as cur:
+            cur.execute("SHOW RESOURCES")
+            assert {r[0] for r in cur.fetchall()} == {"keep", "other"}
+            cur.execute("SELECT 1 FROM rdb.t LIMIT 1")  # USAGE_PRIV gives no data access beyond what was granted
         srv.stop()
         srv.start()
         with srv.connect() as conn, conn.cursor() as cur:
