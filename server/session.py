@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import shutil
 import threading
 import time
 import uuid
@@ -45,9 +46,10 @@ from planner.bind.views import ViewDefinition
 from planner.context import QueryContext, TableSource
 from planner.guard import QueryGuard
 from planner.loads.files import bind_table_functions
-from planner.loads.pipeline import run_load, runs_on_spark
+from planner.loads.pipeline import run_load, runs_on_spark, spark_available
 from planner.loads.request import LoadCancelled, LoadOptions, LoadRequest
 from planner.loads.route import check_partitions, overwrite_of, temp_partitions_view
+from planner.loads.spark_run import map_query_on_spark
 from planner.loads.spark_sources import OlapRef, file_stats, table_names
 from planner.olap_source import OlapTableSource, arrow_schema
 from planner.plan_cache import PlanCache
@@ -67,7 +69,14 @@ from server.loads.jobs import USER_CANCEL, LoadJobs
 from server.loads.label_loads import LabelLoads
 from server.loads.outfile import PROPERTY_KEYS as OUTFILE_KEYS
 from server.loads.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
-from server.loads.outfile import outfile_spec, write_outfile
+from server.loads.outfile import (
+    ExportTask,
+    OutfileSpec,
+    export_finish,
+    export_prepare,
+    outfile_spec,
+    write_outfile,
+)
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
@@ -83,7 +92,7 @@ from sql import statements as st
 from sql.dialect import quote_ident
 from sql.limits import ExprLimits
 from sql.parse import parse
-from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable
+from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable, Partition
 from storage.catalog.store import TXN_ABORTED, new_label
 from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
@@ -115,7 +124,7 @@ class SessionContext:
         self.alter_jobs.start()  # its thread waits until the engine is opened
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
-        self.exports = ExportJobs(self.engine.root)
+        self.exports = ExportJobs(self.engine.root, progress=_spark_progress)
         self.resources = Resources(self.engine.root)
         self.label_loads = LabelLoads(self)
         self.profiles = ProfileStore()
@@ -705,18 +714,55 @@ class Session:
                 "delete_existing_files": props.get("delete_existing_files", ""), "columns": props.get("columns", ""),
                 "format": fmt, "column_separator": spec.column_separator, "line_delimiter": spec.line_delimiter,
                 "db": db, "tbl": table.name, "tablet_num": sum(p.buckets for p in table.partitions)}
-        identity, client = self.identity, self.info.host
+        try:
+            tasks = max(1, int(props.get("parallelism", "1")))
+        except ValueError:
+            raise doris_error(f"Invalid parallelism: {props['parallelism']}") from None
+        chosen = [p for p in table.partitions if not s.partitions or p.name.lower() in {n.lower() for n in s.partitions}]
+        size = sum(p.data_size for p in chosen)
+        on_spark = spark_available() and not any(c.type.upper().startswith("LARGEINT") for c in table.columns) and \
+            size >= self.ctx.config.get_int("export_spark_threshold_mb", 64) * 1024 * 1024
+        identity, client, host = self.identity, self.info.host, backend_port(self.ctx)[0]
 
         def run(job: ExportJob) -> list[list[str]]:
             worker = Session.acting_for(self.ctx, identity, client, db)
             worker.vars.set("query_timeout", job.timeout, "session")
+            if job.spark:
+                return self._export_on_spark(worker, job, query, spec, chosen, tasks, host)
             result = worker.run_query(query)
             if job.cancelled:
                 return []
-            return write_outfile(result, spec, backend_port(self.ctx)[0])
+            return write_outfile(result, spec, host)
 
-        self.ctx.exports.submit(lambda job_id: ExportJob(job_id, label, db, table.name, s.path, task, timeout), run)
+        self.ctx.exports.submit(lambda job_id: ExportJob(job_id, label, db, table.name, s.path, task, timeout,
+                                                         spark=on_spark), run)
         return OkResult()
+
+    @staticmethod
+    def _export_on_spark(worker: Session, job: ExportJob, query: exp.Expression, spec: OutfileSpec,
+                         partitions: Sequence[Partition], tasks: int, host: str) -> list[list[str]]:
+        """A large EXPORT: Spark reads the chosen partitions at the job's snapshot and `tasks` executors each write
+        their own files, as OUTFILE writes them (the in-process result's types, so the same text)."""
+        chosen = {p.partition_id for p in partitions}
+
+        def resolve(db: str | None, name: str) -> OlapRef:
+            ref = worker._olap_ref(db, name)
+            return replace(ref, versions={pid: v for pid, v in ref.versions.items() if pid in chosen})
+
+        # PARTITION (..) is the snapshot's partitions on Spark; the schema comes from the query as written
+        schema = worker.run_query(exp.select("*").from_(exp.Subquery(this=query.copy(), alias="e")).limit(0)).schema
+        spark_query = query.copy()
+        for t in spark_query.find_all(exp.Table):
+            t.set("partition", None)
+        job.on_cancel(lambda: _cancel_spark_group(job.job_group))
+        export_prepare(spec)
+        work_dir = worker.ctx.engine.root / "export_tasks" / str(job.job_id)
+        try:
+            rows = map_query_on_spark(spark_query, resolve, dict(worker.ctx.config.fe), job.job_group,
+                                      ExportTask(spec, schema, host, uuid.uuid4().hex), tasks, work_dir)
+        finally:
+            shutil.rmtree(work_dir, ignore_errors=True)
+        return [] if job.cancelled else export_finish(spec, rows)
 
     def _show_export(self, s: st.ShowExport) -> Result:
         db = self._db(s.db)

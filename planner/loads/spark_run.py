@@ -13,8 +13,12 @@ The reason carries the source row, so a strict-mode failure can show a sample of
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
 
 from planner.loads.convert import (
     TableColumn,
@@ -26,7 +30,7 @@ from planner.loads.convert import (
 )
 from planner.loads.request import InsertOutcome, LoadCancelled, LoadHandle, LoadRequest
 from planner.loads.route import check_partitions, partition_sql
-from planner.loads.spark_sources import drop_views, register_views, spark_ident, spark_type
+from planner.loads.spark_sources import ResolveOlap, drop_views, register_views, spark_ident, spark_type
 from planner.olap_source import arrow_schema
 from sql.errors import analysis_error
 from sql.types import parse_type
@@ -126,5 +130,26 @@ def run_on_spark(req: LoadRequest, handle: LoadHandle) -> InsertOutcome:
         if handle.cancelled and not isinstance(e, LoadCancelled):
             raise LoadCancelled() from e
         raise
+    finally:
+        drop_views(spark, views.views)
+
+
+def map_query_on_spark(query: exp.Expression, resolve: ResolveOlap, settings: Mapping[str, str], job_group: str,
+                       task: Callable[[Iterator[pa.RecordBatch], int], str], tasks: int, work_dir: Path) -> list[Any]:
+    """The other direction (EXPORT): run a SELECT on Spark over the tables' snapshots and hand each of at most
+    `tasks` Spark tasks its rows as Arrow batches; `task` runs in the executors and answers JSON (see
+    storage.spark.arrow_tasks)."""
+    from storage.spark.arrow_tasks import run_arrow_tasks
+    from storage.spark.errors import spark_errors
+    from storage.spark.session import spark_session, worker_python
+
+    with spark_errors("Export", worker_python(settings)):
+        spark = spark_session(settings)
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+        views = register_views(spark, query, resolve)
+    try:
+        with spark_errors("Export", spark.sparkContext.pythonExec):
+            frame = spark.sql(views.sql).coalesce(tasks)  # fewer when there is less to read, as Doris caps it
+            return run_arrow_tasks(frame, task, work_dir, job_group, "dorislite export")
     finally:
         drop_views(spark, views.views)

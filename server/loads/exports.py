@@ -1,6 +1,7 @@
 """EXPORT TABLE jobs: run in the background (the statement returns at once), listed by SHOW EXPORT with Doris's
 columns, stopped by CANCEL EXPORT. A job writes the table's rows (its partitions, WHERE and columns) as
-SELECT ... INTO OUTFILE would (server/outfile.py). Jobs are appended to `<root>/export_jobs.jsonl` on each state
+SELECT ... INTO OUTFILE would (server/loads/outfile.py): in-process, or, for a table past fe.conf
+export_spark_threshold_mb, by `parallelism` Spark tasks that each write their own files (Progress follows them). Jobs are appended to `<root>/export_jobs.jsonl` on each state
 change, so finished ones are still listed after a restart; one a previous process left running is CANCELLED."""
 
 from __future__ import annotations
@@ -39,13 +40,30 @@ class ExportJob:
     finish_time: float | None = None
     error_msg: str | None = None
     outfile_info: list = field(default_factory=list)
+    spark: bool = False  # large: Spark's executors write the files
 
     def __post_init__(self) -> None:
         self._cancelled = threading.Event()
+        self._on_cancel: Callable[[], None] | None = None
 
     @property
     def cancelled(self) -> bool:
         return self._cancelled.is_set()
+
+    @property
+    def job_group(self) -> str:
+        return f"dorislite-export-{self.job_id}"
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        self._on_cancel = callback
+
+    def _cancel(self) -> None:
+        self._cancelled.set()
+        if self._on_cancel is not None:
+            try:
+                self._on_cancel()
+            except Exception:  # noqa: BLE001 - the job notices the flag anyway
+                log.exception("cancelling export %s", self.label)
 
     def record(self) -> dict:
         return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
@@ -56,8 +74,9 @@ def _time(t: float | None) -> str | None:
 
 
 class ExportJobs:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, progress: Callable[[str], tuple[int, int] | None] | None = None) -> None:
         self.path = Path(root) / "export_jobs.jsonl"
+        self._progress = progress  # a Spark job group's (finished, total) tasks
         self._lock = threading.Lock()
         self._jobs: dict[int, ExportJob] = {}
         self._next_id = 20000
@@ -113,8 +132,8 @@ class ExportJobs:
             rows = run(job)
             if job.cancelled:
                 return
-            job.outfile_info = [[{"fileNumber": r[0], "totalRows": r[1], "fileSize": r[2], "url": r[3]}
-                                 for r in rows]]
+            job.outfile_info = [[{"fileNumber": r[0], "totalRows": r[1], "fileSize": r[2], "url": r[3]}]
+                                for r in rows]  # one entry per task (Doris: per outfile statement)
             job.state, job.progress = FINISHED, 100
         except Exception as e:  # noqa: BLE001 - the job's ErrorMsg, as Doris shows it
             if not job.cancelled:
@@ -131,16 +150,22 @@ class ExportJobs:
             job = self._jobs.get(job_id)
             if job is None or job.state not in (PENDING, EXPORTING):
                 continue
-            job._cancelled.set()
+            job._cancel()
             job.state, job.error_msg, job.finish_time = CANCELLED, "type:USER_CANCEL; msg:user cancel", time.time()
             self._persist(job)
             n += 1
         return n
 
+    def _percent(self, job: ExportJob) -> int:
+        if job.state != EXPORTING or not job.spark or self._progress is None:
+            return job.progress
+        done, total = self._progress(job.job_group) or (0, 0)
+        return min(99, int(100 * done / total)) if total else 0
+
     def rows(self, db: str) -> pa.Table:
         with self._lock:
             jobs = sorted((j for j in self._jobs.values() if j.db == db), key=lambda j: j.job_id)
-        rows = [[str(j.job_id), j.label, j.state, f"{j.progress}%", json.dumps(j.task_info), j.path,
+        rows = [[str(j.job_id), j.label, j.state, f"{self._percent(j)}%", json.dumps(j.task_info), j.path,
                  _time(j.create_time), _time(j.start_time), _time(j.finish_time), str(j.timeout),
                  j.error_msg, json.dumps(j.outfile_info) if j.outfile_info else None] for j in jobs]
         columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SHOW_EXPORT_COLUMNS]

@@ -7,11 +7,15 @@ the target folder first (delete_existing_files) unless enable_delete_existing_fi
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -102,65 +106,150 @@ def _csv_rows(table: pa.Table, spec: OutfileSpec) -> pa.Array:
                                        pa.scalar(spec.line_delimiter, pa.large_string()))
 
 
-def _header(table: pa.Table, spec: OutfileSpec) -> bytes:
+def _header(schema: pa.Schema, spec: OutfileSpec) -> bytes:
     lines = []
     if _FORMATS[spec.format] >= 1:
-        lines.append(spec.column_separator.join(table.column_names))
+        lines.append(spec.column_separator.join(schema.names))
     if _FORMATS[spec.format] >= 2:
-        lines.append(spec.column_separator.join(doris_type_name(f.type).split("(")[0] for f in table.schema))
+        lines.append(spec.column_separator.join(doris_type_name(f.type).split("(")[0] for f in schema))
     return "".join(line + spec.line_delimiter for line in lines).encode()
 
 
-def _write_csv(table: pa.Table, spec: OutfileSpec, stem: str) -> list[Path]:
-    rows = _csv_rows(table, spec)
-    lengths = pc.binary_length(rows).to_numpy(zero_copy_only=False).astype(np.int64) if len(rows) else \
-        np.zeros(0, np.int64)
-    starts = np.cumsum(lengths) - lengths
-    groups = starts // spec.max_file_bytes  # a row is never split; a file may end a little past the limit
-    bounds = np.flatnonzero(np.diff(groups)) + 1 if len(groups) else np.zeros(0, np.int64)
-    edges = [0, *bounds.tolist(), len(rows)]
-    data = rows.buffers()[2]
-    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64, count=len(rows) + 1, offset=rows.offset * 8) \
-        if len(rows) else np.zeros(1, np.int64)
-    header = _header(table, spec)
-    paths = []
-    for n, (lo, hi) in enumerate(zip(edges[:-1], edges[1:], strict=True)):
-        path = spec.directory / f"{stem}{n}.csv"
-        with path.open("wb") as f:
-            f.write(header)
-            if hi > lo:
-                f.write(memoryview(data)[int(offsets[lo]):int(offsets[hi])])
-        paths.append(path)
-    return paths
+class _Files:
+    """The files of one outfile task, `<stem><n>.<ext>`, written as the rows arrive (a task never holds its whole
+    result): a new file starts once the current one passes max_file_size (a CSV row is never split)."""
 
+    def __init__(self, spec: OutfileSpec, stem: str, schema: pa.Schema) -> None:
+        self.spec, self.stem, self.schema = spec, stem, schema
+        self.paths: list[Path] = []
+        self.rows = 0
+        self._offset = 0  # CSV: bytes of rows written so far, which decides a row's file
+        self._group = -1
+        self._csv: BinaryIO | None = None
+        self._columnar: pq.ParquetWriter | orc.ORCWriter | None = None
+        self._columnar_bytes = 0
 
-def _write_columnar(table: pa.Table, spec: OutfileSpec, stem: str) -> list[Path]:
-    per_row = max(1.0, table.nbytes / max(1, table.num_rows))
-    rows_per_file = max(1, int(spec.max_file_bytes / per_row))
-    paths = []
-    for n, start in enumerate(range(0, max(table.num_rows, 1), rows_per_file)):
-        part = table.slice(start, rows_per_file)
-        path = spec.directory / f"{stem}{n}.{spec.format}"
-        if spec.format == "parquet":
-            pq.write_table(part, path, compression=None if spec.compression in ("plain", "none") else
-                           spec.compression)
+    @property
+    def _is_csv(self) -> bool:
+        return _FORMATS[self.spec.format] >= 0
+
+    def _next(self) -> Path:
+        self._close_current()
+        path = self.spec.directory / f"{self.stem}{len(self.paths)}.{'csv' if self._is_csv else self.spec.format}"
+        self.paths.append(path)
+        if self._is_csv:
+            self._csv = path.open("wb")
+            self._csv.write(_header(self.schema, self.spec))
+        elif self.spec.format == "parquet":
+            plain = self.spec.compression in ("plain", "none")
+            self._columnar = pq.ParquetWriter(path, self.schema, compression=None if plain else self.spec.compression)
         else:
-            orc.write_table(part, str(path))
-        paths.append(path)
-    return paths
+            self._columnar = orc.ORCWriter(str(path))
+        self._columnar_bytes = 0
+        return path
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        self.rows += table.num_rows
+        if not self._is_csv:
+            if self._columnar is None or self._columnar_bytes >= self.spec.max_file_bytes:
+                self._next()
+            assert self._columnar is not None
+            self._columnar.write(table)
+            self._columnar_bytes += table.nbytes
+            return
+        rows = _csv_rows(table, self.spec)
+        lengths = pc.binary_length(rows).to_numpy(zero_copy_only=False).astype(np.int64)
+        starts = self._offset + np.cumsum(lengths) - lengths
+        groups = starts // self.spec.max_file_bytes
+        self._offset += int(lengths.sum())
+        edges = [0, *(np.flatnonzero(np.diff(groups)) + 1).tolist(), len(rows)]
+        data = rows.buffers()[2]
+        offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64, count=len(rows) + 1, offset=rows.offset * 8)
+        for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+            if int(groups[lo]) != self._group:
+                self._group = int(groups[lo])
+                self._next()
+            assert self._csv is not None
+            self._csv.write(memoryview(data)[int(offsets[lo]):int(offsets[hi])])
+
+    def _close_current(self) -> None:
+        if self._csv is not None:
+            self._csv.close()
+            self._csv = None
+        if self._columnar is not None:
+            self._columnar.close()
+            self._columnar = None
+
+    def close(self) -> list[Path]:
+        if not self.paths:  # an empty result still leaves one file (CSV: its header)
+            self._next()
+        self._close_current()
+        return self.paths
 
 
-def write_outfile(table: pa.Table, spec: OutfileSpec, host: str) -> list[list[str]]:
-    """Write the files; Doris's one result row."""
+def _prepare(spec: OutfileSpec) -> None:
     spec.directory.mkdir(parents=True, exist_ok=True)
     if spec.delete_existing_files:
         for entry in spec.directory.iterdir():
             if entry.is_file():
                 entry.unlink()
+
+
+def _stem(spec: OutfileSpec) -> str:
     qid = uuid.uuid4().hex
-    stem = f"{spec.prefix}{qid[:16]}-{qid[16:]}_"
-    paths = _write_csv(table, spec, stem) if _FORMATS[spec.format] >= 0 else _write_columnar(table, spec, stem)
+    return f"{spec.prefix}{qid[:16]}-{qid[16:]}_"
+
+
+def _result_row(files: _Files, host: str) -> list[str]:
+    size = sum(os.path.getsize(p) for p in files.paths)
+    return [str(len(files.paths)), str(files.rows), str(size), f"file:///{host}{files.spec.directory}/{files.stem}"]
+
+
+def write_outfile(table: pa.Table, spec: OutfileSpec, host: str) -> list[list[str]]:
+    """Write the files; Doris's one result row."""
+    _prepare(spec)
+    files = _Files(spec, _stem(spec), table.schema)
+    files.write(table)
+    files.close()
     if spec.success_file_name:
         (spec.directory / spec.success_file_name).touch()
-    size = sum(os.path.getsize(p) for p in paths)
-    return [[str(len(paths)), str(table.num_rows), str(size), f"file:///{host}{spec.directory}/{stem}"]]
+    return [_result_row(files, host)]
+
+
+@dataclass(frozen=True)
+class ExportTask:
+    """One Spark task of an EXPORT (run in an executor with its rows, storage.spark.arrow_tasks): writes its own
+    files as OUTFILE does, the values cast to `schema` (the result's types in-process) so the text is the same.
+    Its files are named by the export and the task, so a retried attempt rewrites the failed one's."""
+
+    spec: OutfileSpec
+    schema: pa.Schema
+    host: str
+    export_id: str  # 32 hex digits
+
+    def __call__(self, batches: Iterator[pa.RecordBatch], partition: int) -> str:
+        qid = uuid.uuid5(uuid.UUID(self.export_id), str(partition)).hex
+        stem = f"{self.spec.prefix}{qid[:16]}-{qid[16:]}_"
+        for stale in self.spec.directory.glob(f"{glob.escape(stem)}*"):
+            stale.unlink()
+        files = _Files(self.spec, stem, self.schema)
+        for batch in batches:
+            columns = [c.cast(f.type) if c.type != f.type else c for c, f in zip(batch.columns, self.schema,
+                                                                                 strict=True)]
+            files.write(pa.Table.from_arrays(columns, schema=self.schema))
+        files.close()
+        return json.dumps(_result_row(files, self.host))
+
+
+def export_prepare(spec: OutfileSpec) -> None:
+    """Before the tasks write: the folder exists, emptied when delete_existing_files asks."""
+    _prepare(spec)
+
+
+def export_finish(spec: OutfileSpec, task_rows: list[list[str]]) -> list[list[str]]:
+    """After the tasks wrote: the success file; the tasks' OUTFILE rows."""
+    if spec.success_file_name:
+        (spec.directory / spec.success_file_name).touch()
+    return task_rows

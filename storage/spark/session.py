@@ -112,6 +112,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> SparkSession:
         ensure_java_home()
         from pyspark.sql import SparkSession
 
+        from storage.spark.arrow_tasks import ArrowTasksDataSource
         from storage.spark.datasource import DorisLiteDataSource
 
         started = time.monotonic()
@@ -128,6 +129,7 @@ def spark_session(settings: Mapping[str, str] | None = None) -> SparkSession:
         for name in ("py4j", "pyspark"):
             logging.getLogger(name).setLevel(logging.WARNING)
         session.dataSource.register(DorisLiteDataSource)
+        session.dataSource.register(ArrowTasksDataSource)
         _startup_seconds = time.monotonic() - started
         log.info("Spark started in %.1f s (master %s, Python workers %s)", _startup_seconds,
                  session.sparkContext.master, conf["spark.pyspark.python"])

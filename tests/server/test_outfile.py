@@ -152,3 +152,45 @@ def test_export_table(out_server, tmp_path) -> None:
             cur.execute("CANCEL EXPORT WHERE LABEL = 'e1'")
         with pytest.raises(pymysql.err.OperationalError, match="not exist"):
             cur.execute("CANCEL EXPORT WHERE LABEL = 'nope'")
+
+
+def test_a_large_export_runs_on_spark(tmp_path) -> None:
+    """Past export_spark_threshold_mb an EXPORT runs on Spark: `parallelism` tasks each write their own files at
+    the job's snapshot, with the same text as the in-process path (OUTFILE of the same SELECT); PARTITION, WHERE
+    and columns choose the rows."""
+    srv = ServerProcess(free_port(), tmp_path / "data", fe_overrides={
+        "spark_prestart": "false", "insert_spark_threshold_mb": "64", "enable_outfile_to_local": "true",
+        "export_spark_threshold_mb": "0"}).start()
+    try:
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE d")
+            cur.execute("USE d")
+            cur.execute("CREATE TABLE t (k INT, s VARCHAR(10), v DECIMAL(10, 2), day DATE, at DATETIME, f DOUBLE) "
+                        "DUPLICATE KEY(k) PARTITION BY RANGE(k) (PARTITION p1 VALUES LESS THAN (100), "
+                        "PARTITION p2 VALUES LESS THAN (MAXVALUE)) DISTRIBUTED BY HASH(k) BUCKETS 3 "
+                        "PROPERTIES ('replication_num' = '1')")
+            cur.execute("INSERT INTO t VALUES " + ", ".join(
+                f"({i}, {'NULL' if i % 7 == 0 else repr(f's{i}')}, {i}.25, '2024-01-{1 + i % 28:02d}', "
+                f"'2024-02-03 04:05:{i % 60:02d}', {i / 8})" for i in range(200)))
+            out = tmp_path / "spark_export"
+            cur.execute(f"EXPORT TABLE t PARTITION (p1) WHERE k % 2 = 0 TO 'file://{out}/' PROPERTIES ("
+                        "'label' = 'big', 'column_separator' = '|', 'parallelism' = '2')")
+            job = _wait_export(cur, "big")
+            assert job["State"] == "FINISHED", job["ErrorMsg"]
+            infos = json.loads(job["OutfileInfo"])
+            assert len(infos) == 2 and sum(int(i[0]["totalRows"]) for i in infos) == 50
+            exported = sorted(line for f in out.glob("*.csv") for line in f.read_text().splitlines())
+            cur.execute(f"SELECT * FROM t PARTITION (p1) WHERE k % 2 = 0 INTO OUTFILE 'file://{tmp_path}/ref/r_' "
+                        "PROPERTIES ('column_separator' = '|')")
+            reference = sorted(line for f in (tmp_path / "ref").glob("*.csv") for line in f.read_text().splitlines())
+            assert exported == reference and len(exported) == 50
+            assert "14|\\N|14.25|2024-01-15|2024-02-03 04:05:14|1.75" in exported
+            cur.execute(f"EXPORT TABLE t TO 'file://{tmp_path}/pq/' PROPERTIES ('label' = 'pq', 'format' = 'parquet', "
+                        "'columns' = 'k,v')")
+            assert _wait_export(cur, "pq")["State"] == "FINISHED"
+            tables = [pq.read_table(f) for f in (tmp_path / "pq").glob("*.parquet")]
+            assert sum(t.num_rows for t in tables) == 200 and tables[0].column_names == ["k", "v"]
+        log = srv.log.read_text() if srv.log is not None else ""
+        assert "Spark started" in log
+    finally:
+        srv.stop()
