@@ -69,13 +69,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def dorislite_server(storage: Path, timeout: float = 60.0) -> Iterator[tuple[int, subprocess.Popen]]:
-    """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after."""
+def dorislite_server(storage: Path, timeout: float = 60.0, fe_overrides: Mapping[str, str] | None = None
+                     ) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after.
+    `fe_overrides`: fe.conf keys set over the repository's conf/."""
     port, http_port = free_port(), free_port()
     log = storage.parent / "server.log"
+    conf = storage.parent / f"conf-{port}"
+    conf.mkdir(parents=True, exist_ok=True)
+    for name in ("fe.conf", "be.conf"):
+        text = (ROOT / "conf" / name).read_text()
+        if name == "fe.conf":
+            text += "\n" + "".join(f"{k} = {v}\n" for k, v in (fe_overrides or {}).items())
+        (conf / name).write_text(text)
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage),
-         "--http-port", str(http_port), "--fe-http-port", "0"],
+         "--http-port", str(http_port), "--fe-http-port", "0", "--conf", str(conf)],
         cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1", DORISLITE_ROOT_PASSWORD=""), stdout=log.open("ab"),
         stderr=subprocess.STDOUT)
     proc.http_port = http_port  # type: ignore[attr-defined]  # the HTTP API (Stream Load, compaction)

@@ -1,7 +1,7 @@
 """Loads on a real Spark cluster (issue 15): a standalone master and two workers started as separate processes
 on this machine (pyspark's own `bin/spark-class`, loopback only), the server's fe.conf `spark_master` pointing
-at it. INSERT ... SELECT from tables and files, a Stream Load big enough for Spark and a Spark Load run their
-tasks in the workers' executors (each worker's work folder holds the application's executor), and killing a
+at it. INSERT ... SELECT from tables and files, a Stream Load big enough for Spark, a Spark Load and an EXPORT run
+their tasks in the workers' executors (each worker's work folder holds the application's executor), and killing a
 worker in the middle of a load still ends all or nothing."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster,
     spark = Cluster(tmp)
     srv = ServerProcess(free_port(), tmp / "data", fe_overrides={
         "spark_prestart": "false", "insert_spark_threshold_mb": "0", "stream_load_spark_threshold_mb": "0",
-        "spark_master": spark.url, "spark.executor.memory": "1g", "spark.executor.cores": "1",
+        "export_spark_threshold_mb": "0", "enable_outfile_to_local": "true", "spark_master": spark.url, "spark.executor.memory": "1g", "spark.executor.cores": "1",
         "spark.task.maxFailures": "8", "spark.sql.shuffle.partitions": "4"})
     srv.start()
     try:
@@ -141,6 +141,21 @@ def test_loads_run_on_the_cluster(cluster, tmp_path: Path) -> None:
         assert state == "FINISHED"
         cur.execute("SELECT count(*) FROM dst")
         assert cur.fetchone() == (10000 + 5000 + 20000,)
+        out = tmp_path / "export"
+        cur.execute(f"EXPORT TABLE dst TO 'file://{out}/' PROPERTIES ('label' = 'ex', 'parallelism' = '2', "
+                    "'column_separator' = ',')")
+        deadline = time.monotonic() + 300
+        while True:
+            cur.execute("SHOW EXPORT WHERE LABEL = 'ex'")
+            row = cur.fetchone()
+            if row[2] in ("FINISHED", "CANCELLED") or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert row[2] == "FINISHED", row[10]
+        assert len(json.loads(row[11])) == 2  # one OutfileInfo entry per task
+        lines = [line for f in out.glob("*.csv") for line in f.read_text().splitlines()]
+        assert len(lines) == 35000 and sum(int(line.split(",")[1]) for line in lines) == \
+            2 * sum(i % 7 for i in range(0, 20000, 2)) + 5000 + sum(i % 7 for i in range(20000))
     # the tasks ran in the workers' executors (the driver, inside the server, runs none on a spark:// master)
     assert spark.executor_folders(0) or spark.executor_folders(1)
     stderr = [p / "stderr" for i in range(2) for p in spark.executor_folders(i)]
