@@ -17,6 +17,7 @@ from server.config import Config
 from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
 from server.loads.stream_load import StreamLoadApi
+from server.metrics import backend_metrics
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
 from server.tls import self_signed, server_context
@@ -68,7 +69,8 @@ class DorisLite:
             paths = (Path(cert), Path(key)) if cert and key else self_signed(self.root / "tls", self.host)
             self.server.ssl_context = server_context(*paths)
             self.server.require_secure_transport = config.get_bool("require_secure_transport", False)
-        self.http = HttpApiServer(CompactionApi(self.context.compaction, self.users), self.host,
+        be_api = CompactionApi(self.context.compaction, self.users, metrics=lambda: backend_metrics(self.context))
+        self.http = HttpApiServer(be_api, self.host,
                                   config.get_int("webserver_port", 8040), stream_api=StreamLoadApi(self.context))
         self.fe_http = HttpApiServer(FrontendApi(self.context), self.host, config.get_int("http_port", 8030),
                                      name="http_port")

@@ -4,6 +4,7 @@
     GET|POST /api/_set_config?key=value[&key2=value2][&persist=false]   runtime FE config (ADMIN SET FRONTEND CONFIG)
     GET      /api/show_proc?path=/colocation_group                      SHOW PROC
     GET      /api/bootstrap, /api/health                                 liveness for scripts and load balancers
+    GET      /metrics                                                    Prometheus metrics (doris_fe_*)
     GET      /api/backends?is_alive=true, /rest/v1/system?path=//backends where to send Stream Loads (connectors)
     GET      /api/{db}/{table}/_schema                                   a table's columns (connectors)
 """
@@ -17,6 +18,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from server.access import Identity, basic_auth
 from server.loads.stream_load import is_stream_load_path
+from server.metrics import frontend_metrics
 from server.nodes import backend_port
 from server.proc import proc_table
 from sql.types import parse_type
@@ -129,6 +131,10 @@ class FrontendApi:
         return 200, _ok({"replayedJournalId": 0, "queryPort": self.ctx.config.get_int("query_port", 9030),
                          "rpcPort": 0, "version": ""})
 
+    def metrics(self, params: dict[str, list[str]]) -> tuple[int, str]:
+        """GET /metrics: Prometheus text (doris_fe_*), open as Doris's."""
+        return 200, frontend_metrics(self.ctx)
+
     def health(self, params: dict[str, list[str]]) -> Reply:
         return 200, _ok({"online_backend_num": 1, "total_backend_num": 1})
 
@@ -142,6 +148,7 @@ class FrontendApi:
             "/rest/v1/login": (("GET", "POST"), True, self.login),
             "/api/bootstrap": (("GET",), False, self.bootstrap),
             "/api/health": (("GET",), False, self.health),
+            "/metrics": (("GET",), False, self.metrics),
         }
 
     def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> tuple:

@@ -4,6 +4,7 @@
     POST /api/compaction/run?tablet_id=N&compact_type=cumulative|base
     GET  /api/compaction/run_status[?tablet_id=N]
     GET  /api/meta/header/{tablet_id}           (SHOW TABLETS' MetaUrl)
+    GET  /metrics, /api/health                  Prometheus metrics (doris_be_*) and liveness, without a login
 
 Answers are Doris's JSON. Doris answers every request with HTTP 200; dorislite does too for answers about a
 tablet ({"status": "Fail", "msg": "Tablet not found"}, a compaction that failed or found nothing to merge),
@@ -65,9 +66,11 @@ class CompactionApi:
     """The three compaction actions over a CompactionManager (no HTTP here: params in, status + JSON out).
     Every request needs basic auth of a user with ADMIN_PRIV (`access`; None: open, for the manager's tests)."""
 
-    def __init__(self, manager: CompactionManager, access: AccessControl | None = None) -> None:
+    def __init__(self, manager: CompactionManager, access: AccessControl | None = None,
+                 metrics: Callable[[], str] | None = None) -> None:
         self.manager = manager
         self.access = access
+        self.metrics = metrics  # GET /metrics (Prometheus text), open as Doris's
 
     def show(self, params: dict[str, list[str]]) -> Reply:
         tablet_id = _id(params, "tablet_id")
@@ -158,6 +161,8 @@ class CompactionApi:
     def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> Reply:
         if urlsplit(target).path.rstrip("/") == "/api/health":  # Doris's BE health check: no login
             return 200, {"status": "OK", "msg": "To Be Added"}
+        if urlsplit(target).path.rstrip("/") == "/metrics" and self.metrics is not None and method == "GET":
+            return 200, self.metrics()
         if self.access is not None:
             identity = basic_auth(self.access, headers or {})
             if identity is None:

@@ -77,6 +77,7 @@ from server.loads.outfile import (
     outfile_spec,
     write_outfile,
 )
+from server.metrics import QueryStats
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
@@ -116,6 +117,7 @@ class SessionContext:
     audit: AuditLog | None = None  # log/fe.audit.log, set by the server
     fe_http_port: int = 8030  # the FE HTTP API's port, set at start
     started_at: float = field(default_factory=time.time)
+    query_stats: QueryStats = field(default_factory=QueryStats)  # /metrics' query counters
 
     def __post_init__(self) -> None:
         self.information_schema = InformationSchema(self.engine.catalog)
@@ -225,6 +227,7 @@ class Session:
 
     def _audit(self, sql: str, started: float, state: str, code: int, error: str, rows: int = 0,
                is_query: bool = False) -> None:
+        self.ctx.query_stats.record((time.perf_counter() - started) * 1000, is_query, state == "ERR")
         audit = self.ctx.audit
         if audit is not None:
             audit.record(client=f"{self.info.host}", user=self.identity.name, db=self.database, state=state,

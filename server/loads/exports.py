@@ -108,6 +108,10 @@ class ExportJobs:
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(job.record()) + "\n")
 
+    def jobs(self) -> list[ExportJob]:
+        with self._lock:
+            return list(self._jobs.values())
+
     def label_used(self, db: str, label: str) -> bool:
         with self._lock:
             return any(j.db == db and j.label == label and j.state != CANCELLED for j in self._jobs.values())

@@ -120,6 +120,8 @@ class LoadJob:
     def finish(self, txn_id: int | None, loaded: int, filtered: int) -> None:
         self._update(state=FINISHED, txn_id=txn_id if txn_id is not None else self.txn_id, loaded_rows=loaded,
                      filtered_rows=filtered, finish_time=time.time())
+        if self._registry is not None:
+            self._registry.count(loaded, self.file_size)
         self._done.set()
 
     def fail(self, message: str) -> None:
@@ -150,7 +152,18 @@ class LoadJobs:
         self._lock = threading.Lock()
         self._jobs: dict[int, LoadJob] = {}
         self._progress = progress
+        self._rows = self._bytes = 0
         self._load()
+
+    def count(self, rows: int, size: int) -> None:
+        with self._lock:
+            self._rows += rows
+            self._bytes += size
+
+    def totals(self) -> tuple[int, int]:
+        """Rows loaded and file bytes read by the loads finished since the process started (metrics)."""
+        with self._lock:
+            return self._rows, self._bytes
 
     # -- persistence ------------------------------------------------------------------------------------
     def _load(self) -> None:

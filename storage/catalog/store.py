@@ -352,6 +352,22 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             row = c.execute("SELECT * FROM databases WHERE name = ?", (name,)).fetchone()
         return None if row is None else self._database_from(row)
 
+    def txn_counts(self) -> dict[str, int]:
+        """Transactions kept, by outcome: begin (all), success (visible), failed (aborted) (metrics)."""
+        with self._read() as c:
+            by_status = dict(c.execute("SELECT status, count(*) FROM transactions GROUP BY status").fetchall())
+        return {"begin": sum(by_status.values()), "success": by_status.get(TXN_VISIBLE, 0),
+                "failed": by_status.get(TXN_ABORTED, 0)}
+
+    def rowset_totals(self) -> dict[str, int]:
+        """Tablets, rowsets not yet stale, their segments and bytes (metrics)."""
+        with self._read() as c:
+            tablets = c.execute("SELECT count(*) FROM tablets").fetchone()[0]
+            rowsets, segments, size = c.execute(
+                "SELECT count(*), coalesce(sum(num_segments), 0), coalesce(sum(data_size), 0) FROM rowsets "
+                "WHERE rowset_id NOT IN (SELECT rowset_id FROM stale_rowsets)").fetchone()
+        return {"tablets": tablets, "rowsets": rowsets, "segments": segments, "bytes": size}
+
     def list_databases(self) -> list[Database]:
         with self._read() as c:
             rows = c.execute("SELECT * FROM databases ORDER BY name").fetchall()

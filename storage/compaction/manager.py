@@ -159,6 +159,7 @@ class CompactionManager:
                                      thread_name_prefix="compaction-base"),
         }
         self._wake = threading.Event()
+        self.max_scores_seen = (0, 0)  # (cumulative, base): the highest tablet scores of the last round
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         engine.compaction_trigger = self.request
@@ -275,6 +276,8 @@ class CompactionManager:
             if state.cumulative_point == NOT_CALCULATED:
                 state.cumulative_point = policy.cumulative_point(rowsets, state)
             candidates.append(candidate_for(state, self.disk, rowsets, config, policy.scores(rowsets, state, now)))
+        self.max_scores_seen = (max((c.cumulative_score for c in candidates), default=0),
+                                max((c.base_score for c in candidates), default=0))
         picked = select_tasks(candidates, {self.disk: running}, round_no, config, now,
                               running_cumulative={self.disk: cumulative})
         submitted = []
