@@ -97,6 +97,7 @@ class DorisLite:
         if self.context.audit is not None:
             self.context.audit.close()
         self.context.compaction.stop()
+        self.context.console_history.stop()
         self.engine.close()
         log.info("dorislite stopped")
 

@@ -5,6 +5,7 @@
     GET      /api/show_proc?path=/colocation_group                      SHOW PROC
     GET      /api/bootstrap, /api/health                                 liveness for scripts and load balancers
     GET      /metrics                                                    Prometheus metrics (doris_fe_*)
+    GET      /, /login, /console/...                                     the web console (server/console)
     GET      /api/backends?is_alive=true, /rest/v1/system?path=//backends where to send Stream Loads (connectors)
     GET      /api/{db}/{table}/_schema                                   a table's columns (connectors)
 """
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from server.access import Identity, basic_auth
+from server.console.app import ConsoleApi
 from server.loads.stream_load import is_stream_load_path
 from server.metrics import frontend_metrics
 from server.nodes import backend_port
@@ -49,8 +51,11 @@ def _no_proc(params: dict[str, list[str]]) -> dict:
 
 
 class FrontendApi:
+    takes_body = True  # the console's forms
+
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
+        self.console = ConsoleApi(ctx)
 
     def set_config(self, params: dict[str, list[str]]) -> Reply:
         applied: dict[str, str] = {}
@@ -151,8 +156,10 @@ class FrontendApi:
             "/metrics": (("GET",), False, self.metrics),
         }
 
-    def handle(self, method: str, target: str, headers: dict[str, str] | None = None) -> tuple:
+    def handle(self, method: str, target: str, headers: dict[str, str] | None = None, body: bytes = b"") -> tuple:
         parts = urlsplit(target)
+        if self.console.handles(parts.path):
+            return self.console.handle(method, target, headers or {}, body)
         if method == "PUT" and is_stream_load_path(parts.path):
             # as Doris's FE: a Stream Load is redirected to the backend's HTTP port (curl --location-trusted)
             return 307, _ok("redirect to the backend"), {"Location": f"{self.ctx.http_base}{target}"}

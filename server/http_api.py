@@ -20,6 +20,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,14 @@ Reply = tuple[int, dict]
 
 class BadRequest(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Page:
+    """A reply that is not JSON: an HTML page, a stylesheet, an SVG (the console)."""
+
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
 
 
 def _fail(msg: str) -> dict:
@@ -243,9 +252,12 @@ class HttpApiServer:
         except Exception:  # noqa: BLE001 - never a traceback to the client
             log.exception("HTTP API request failed")
             status, body = 500, _fail("Internal Server Error")
-        text = isinstance(body, str)  # a plain-text answer (an error log)
-        payload = body.encode() if text else json.dumps(body, indent=4, ensure_ascii=False).encode()
-        kind = "text/plain; charset=utf-8" if text else "application/json"
+        if isinstance(body, Page):
+            payload, kind = body.body, body.content_type
+        elif isinstance(body, str):  # a plain-text answer (an error log, metrics)
+            payload, kind = body.encode(), "text/plain; charset=utf-8"
+        else:
+            payload, kind = json.dumps(body, indent=4, ensure_ascii=False).encode(), "application/json"
         more = "".join(f"{k}: {v}\r\n" for k, v in extra.items())
         head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {kind}\r\n{more}"
                 f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
@@ -279,8 +291,9 @@ class HttpApiServer:
         length = int(headers.get("content-length") or 0)
         if length < 0 or length > MAX_BODY_BYTES:
             raise ValueError("bad body length")
-        if length:
-            await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT_SECONDS)  # no action takes a body
+        body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT_SECONDS) if length else b""
+        if getattr(self.api, "takes_body", False):  # the console's forms (login, SQL)
+            return await asyncio.to_thread(self.api.handle, method, target, headers, body)
         return await asyncio.to_thread(self.api.handle, method, target, headers)
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str,

@@ -63,11 +63,30 @@ def gauge(name: str, help: str, value: float | None = None) -> Family:
     return family.add(value) if value is not None else family
 
 
+@dataclass(frozen=True)
+class RecentStatement:
+    """One statement as the console lists it."""
+
+    at: float
+    user: str
+    db: str | None
+    sql: str
+    millis: float
+    rows: int
+    state: str  # OK / EOF / ERR
+    error: str
+
+
+RECENT_STATEMENTS = 500
+
+
 class QueryStats:
-    """What the sessions report about statements: counts, errors and latencies (bounded memory)."""
+    """What the sessions report about statements: counts, errors and latencies, and the last statements for the
+    console (bounded memory)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.statements_seen: deque[RecentStatement] = deque(maxlen=RECENT_STATEMENTS)
         self.queries = 0
         self.errors = 0
         self.statements = 0
@@ -75,8 +94,10 @@ class QueryStats:
         self._buckets = [0] * (len(_BUCKETS_MS) + 1)
         self._recent: deque[float] = deque(maxlen=_RECENT)
 
-    def record(self, millis: float, is_query: bool, error: bool) -> None:
+    def record(self, millis: float, is_query: bool, error: bool, recent: RecentStatement | None = None) -> None:
         with self._lock:
+            if recent is not None:
+                self.statements_seen.append(recent)
             self.statements += 1
             if error:
                 self.errors += 1
@@ -86,6 +107,10 @@ class QueryStats:
             self.sum_ms += millis
             self._buckets[int(np.searchsorted(_BUCKETS_MS, millis))] += 1
             self._recent.append(millis)
+
+    def recent(self) -> list[RecentStatement]:
+        with self._lock:
+            return list(reversed(self.statements_seen))
 
     def snapshot(self) -> tuple[int, int, int, float, list[int], np.ndarray]:
         with self._lock:

@@ -58,9 +58,10 @@ from planner.sources import ArrowTableSource
 from server import accounts, show, show_data, table_writes, views
 from server.access import AccessControl, Identity, db_denied
 from server.alter_jobs import AlterJobs
-from server.audit import AuditLog
+from server.audit import AuditLog, mask_passwords
 from server.colocation import check_colocation
 from server.config import MUTABLE_FE_KEYS, Config
+from server.console.history import TableHistory
 from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_delete, show_delete_rows
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
@@ -77,7 +78,7 @@ from server.loads.outfile import (
     outfile_spec,
     write_outfile,
 )
-from server.metrics import QueryStats
+from server.metrics import QueryStats, RecentStatement
 from server.nodes import BACKEND_COLUMNS, FRONTEND_COLUMNS, backend_port, backend_rows, frontend_rows
 from server.proc import proc_table
 from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_id
@@ -127,6 +128,9 @@ class SessionContext:
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
         self.exports = ExportJobs(self.engine.root, progress=_spark_progress)
+        self.console_history = TableHistory(self.engine, self.config.get_int("console_sample_interval_seconds", 10),
+                                            self.config.get_int("console_history_samples", 360))
+        self.console_history.start()  # samples once the engine is open
         self.resources = Resources(self.engine.root)
         self.label_loads = LabelLoads(self)
         self.profiles = ProfileStore()
@@ -227,7 +231,10 @@ class Session:
 
     def _audit(self, sql: str, started: float, state: str, code: int, error: str, rows: int = 0,
                is_query: bool = False) -> None:
-        self.ctx.query_stats.record((time.perf_counter() - started) * 1000, is_query, state == "ERR")
+        millis = (time.perf_counter() - started) * 1000
+        self.ctx.query_stats.record(millis, is_query, state == "ERR", RecentStatement(
+            time.time(), self.identity.name, self.database, mask_passwords(sql.strip()[:4000]), millis, rows, state,
+            error))
         audit = self.ctx.audit
         if audit is not None:
             audit.record(client=f"{self.info.host}", user=self.identity.name, db=self.database, state=state,

@@ -935,6 +935,16 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     self._tablet_cache[key] = cached
         return list(cached)
 
+    def tablet_rowset_summary(self, table_id: int) -> dict[int, tuple[int, int, int, int]]:
+        """tablet_id -> (rowsets, rows, bytes, highest end version) of a table's tablets, stale rowsets left out:
+        one query for a whole table (the console, metrics)."""
+        with self._read() as c:
+            rows = c.execute(
+                "SELECT r.tablet_id, count(*), sum(r.num_rows), sum(r.data_size), max(r.end_version) FROM rowsets r "
+                "JOIN tablets t ON t.tablet_id = r.tablet_id WHERE t.table_id = ? AND r.rowset_id NOT IN "
+                "(SELECT rowset_id FROM stale_rowsets) GROUP BY r.tablet_id", (table_id,)).fetchall()
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
     def all_rowsets(self, tablet_id: int) -> list[Rowset]:
         """Every committed rowset of a tablet (including ones a compaction superseded)."""
         with self._read() as c:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -95,6 +96,28 @@ class CompactionCounters:
         self.seconds += s.seconds
 
 
+@dataclass(frozen=True)
+class CompactionEvent:
+    """One finished compaction (the console's history of a tablet)."""
+
+    at: float
+    tablet_id: int
+    table_id: int
+    kind: str
+    start_version: int
+    end_version: int
+    input_rowsets: int
+    input_rows: int
+    output_rows: int
+    input_bytes: int
+    output_bytes: int
+    seconds: float
+    cumulative_point: int
+
+
+HISTORY = 20000  # compactions remembered for the console
+
+
 @dataclass
 class _Task:
     tablet: Tablet
@@ -160,6 +183,7 @@ class CompactionManager:
         }
         self._wake = threading.Event()
         self.max_scores_seen = (0, 0)  # (cumulative, base): the highest tablet scores of the last round
+        self.history: deque[CompactionEvent] = deque(maxlen=HISTORY)
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         engine.compaction_trigger = self.request
@@ -384,6 +408,11 @@ class CompactionManager:
                 state.last_cumu_success = now
             else:
                 state.last_base_success = now
+            st = out.stats
+            self.history.append(CompactionEvent(
+                now, tid, table.table_id, task.kind, out.rowset.start_version, out.rowset.end_version,
+                st.input_rowsets, st.input_rows, st.output_rows, st.input_bytes, st.bytes_written, st.seconds,
+                state.cumulative_point))
         log.info("%s compaction of tablet %d: %d rowsets [%d-%d], %d rows -> %d in %.3f s", task.kind, tid,
                  out.stats.input_rowsets, out.rowset.start_version, out.rowset.end_version, out.stats.input_rows,
                  out.stats.output_rows, out.stats.seconds)
