@@ -73,7 +73,7 @@ def dorislite_server(storage: Path, timeout: float = 60.0, fe_overrides: Mapping
                      ) -> Iterator[tuple[int, subprocess.Popen]]:
     """A dorislite server subprocess on a free port; yields (port, process), stops it (SIGTERM) after.
     `fe_overrides`: fe.conf keys set over the repository's conf/."""
-    port, http_port = free_port(), free_port()
+    port, http_port, fe_http_port = free_port(), free_port(), free_port()
     log = storage.parent / "server.log"
     conf = storage.parent / f"conf-{port}"
     conf.mkdir(parents=True, exist_ok=True)
@@ -84,10 +84,11 @@ def dorislite_server(storage: Path, timeout: float = 60.0, fe_overrides: Mapping
         (conf / name).write_text(text)
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "serve", "--port", str(port), "--storage", str(storage),
-         "--http-port", str(http_port), "--fe-http-port", "0", "--conf", str(conf)],
+         "--http-port", str(http_port), "--fe-http-port", str(fe_http_port), "--conf", str(conf)],
         cwd=ROOT, env=dict(os.environ, PYTHONUNBUFFERED="1", DORISLITE_ROOT_PASSWORD=""), stdout=log.open("ab"),
         stderr=subprocess.STDOUT)
     proc.http_port = http_port  # type: ignore[attr-defined]  # the HTTP API (Stream Load, compaction)
+    proc.fe_http_port = fe_http_port  # type: ignore[attr-defined]  # the FE HTTP API (the console, /metrics)
     try:
         deadline = time.monotonic() + timeout
         while True:

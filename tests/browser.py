@@ -98,9 +98,9 @@ class Browser:
         self.wait_load()
         return self.text()
 
-    def screenshot(self, path: Path) -> None:
+    def screenshot(self, path: Path, max_height: int = 4000) -> None:
         height = int(self.evaluate("document.documentElement.scrollHeight") or 1000)
-        self.call("Emulation.setDeviceMetricsOverride", width=1400, height=min(height, 4000), deviceScaleFactor=1,
+        self.call("Emulation.setDeviceMetricsOverride", width=1400, height=min(height, max_height), deviceScaleFactor=1,
                   mobile=False)
         data = self.call("Page.captureScreenshot", format="png")["data"]
         path.write_bytes(base64.b64decode(data))

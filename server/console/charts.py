@@ -60,6 +60,7 @@ def bars(title: str, labels: Sequence[str], series: dict[str, Sequence[float | N
 def timeline(title: str, rows: Sequence[tuple[str, str, float, float]]) -> str:
     """Horizontal spans (label, group, start, end) in unix seconds: partitions and their fate over time."""
     chart = pygal.DateTimeLine(**_config(title, show_dots=True, dots_size=3, stroke_style={"width": 6},
+                                         show_minor_x_labels=True, x_labels_major_count=8,
                                          x_value_formatter=lambda t: t.strftime("%Y-%m-%d %H:%M"),
                                          show_y_labels=True, y_labels=list(range(len(rows))),
                                          y_labels_major_every=1, height=max(220, 40 + 24 * len(rows))))

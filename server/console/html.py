@@ -16,7 +16,7 @@ main { padding: 18px 24px 40px; max-width: 1400px; }
 h1 { font-size: 22px; margin: 6px 0 14px; } h2 { font-size: 17px; margin: 26px 0 8px; }
 table { border-collapse: collapse; background: #fff; font-size: 13px; margin: 4px 0 10px; }
 th, td { border: 1px solid #dde2ea; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #eef1f6; font-weight: 600; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #eef1f6; font-weight: 600; } td:first-child { white-space: nowrap; } td.n { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: #fff; border: 1px solid #dde2ea; padding: 10px; overflow-x: auto; font-size: 12.5px; }
 .cards { display: flex; gap: 12px; flex-wrap: wrap; margin-bottom: 8px; }
 .card { background: #fff; border: 1px solid #dde2ea; border-radius: 6px; padding: 10px 16px; min-width: 130px; }

@@ -65,3 +65,24 @@ def test_health_endpoints_need_no_login(server) -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
             assert r.status == 200
             assert json.loads(r.read())
+
+
+def test_the_grafana_dashboard_reads_metrics_the_server_exports(server) -> None:
+    """docs/grafana/dorislite-dashboard.json imports into Grafana (its schema's keys) and each of its queries
+    names metrics the two /metrics endpoints export."""
+    import json
+    import re
+    from pathlib import Path
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "docs" / "grafana" /
+                            "dorislite-dashboard.json").read_text())
+    assert dashboard["__inputs"][0]["pluginId"] == "prometheus" and dashboard["panels"]
+    exported = set(scrape(server.fe_http_port)) | set(scrape(server.http_port))
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.fe_http_port}/metrics", timeout=10) as r:
+        raw = r.read().decode()
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.http_port}/metrics", timeout=10) as r:
+        raw += r.read().decode()
+    names = {m for p in dashboard["panels"] for t in p["targets"]
+             for m in re.findall(r"\b(doris_[a-z_]+)", t["expr"])}
+    missing = sorted(n for n in names if n not in exported and f"\n{n}" not in raw and f"\n{n}{{" not in raw)
+    assert not missing, missing
