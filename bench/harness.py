@@ -68,6 +68,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_spark(log: Path, timeout: float = 300) -> None:
+    """Until the server's log says Spark started (spark_prestart), so a timing does not include its start."""
+    deadline = time.monotonic() + timeout
+    while "Spark started" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.5)
+
+
 @contextmanager
 def dorislite_server(storage: Path, timeout: float = 60.0, fe_overrides: Mapping[str, str] | None = None
                      ) -> Iterator[tuple[int, subprocess.Popen]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pymysql
 
-from bench.harness import dorislite_server, report, scratch_dir
+from bench.harness import dorislite_server, report, scratch_dir, wait_for_spark
 from bench.ssb.generate import flat_glob, generate
 from bench.ssb.schema import flat_ddl
 
@@ -26,10 +26,7 @@ OUT = Path(__file__).resolve().parent / "out" / "spark-cluster.md"
 def _run(work: Path, files: str, master: str, extra: dict[str, str]) -> dict[str, float]:
     overrides = {"spark_master": master, "insert_spark_threshold_mb": "0", "spark_prestart": "true", **extra}
     with dorislite_server(work / "data", timeout=120, fe_overrides=overrides) as (port, _proc):
-        log = work / "server.log"
-        deadline = time.monotonic() + 300
-        while "Spark started" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.5)
+        wait_for_spark(work / "server.log")  # started in the background: not in the timings
         conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True, read_timeout=7200)
         cur = conn.cursor()
         cur.execute("CREATE DATABASE b")

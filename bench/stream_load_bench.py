@@ -29,7 +29,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pymysql
 
-from bench.harness import dorislite_server, report, scratch_dir
+from bench.harness import dorislite_server, report, scratch_dir, wait_for_spark
 from bench.ssb.generate import flat_schema, generate
 from bench.ssb.schema import flat_ddl
 from planner.loads.spark_sources import spark_type
@@ -120,10 +120,7 @@ def main() -> None:
         size = data.stat().st_size
         with dorislite_server(work / "data", timeout=120) as (port, proc):
             http_port = proc.http_port
-            log = work / "server.log"  # Spark starts in the background (spark_prestart): not during the timings
-            deadline = time.monotonic() + 180
-            while "Spark started" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.5)
+            wait_for_spark(work / "server.log")  # started in the background: not in the timings
             conn = pymysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True, read_timeout=7200)
             cur = conn.cursor()
             cur.execute("CREATE DATABASE b")

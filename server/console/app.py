@@ -18,6 +18,7 @@ from server.access import PEER_HEADER, Identity, basic_auth
 from server.console import charts
 from server.console.html import cards, h, link, page, path, scroll, size, table
 from server.http_api import Page
+from server.loads.jobs import show_time
 from server.results import OkResult, ResultSet
 from server.show_create import show_create_table
 from server.show_partitions import show_partitions
@@ -48,7 +49,7 @@ def _form(body: bytes) -> dict[str, str]:
 
 
 def _time(t: float | None) -> str:
-    return "" if t is None else datetime.fromtimestamp(t).strftime("%Y-%m-%d %H:%M:%S")
+    return show_time(t) or ""
 
 
 class ConsoleApi:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from server.loads.jobs import show_time
+
 log = logging.getLogger("dorislite.exports")
 
 PENDING, EXPORTING, FINISHED, CANCELLED = "PENDING", "EXPORTING", "FINISHED", "CANCELLED"
@@ -67,10 +69,6 @@ class ExportJob:
 
     def record(self) -> dict:
         return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
-
-
-def _time(t: float | None) -> str | None:
-    return None if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
 class ExportJobs:
@@ -170,7 +168,7 @@ class ExportJobs:
         with self._lock:
             jobs = sorted((j for j in self._jobs.values() if j.db == db), key=lambda j: j.job_id)
         rows = [[str(j.job_id), j.label, j.state, f"{self._percent(j)}%", json.dumps(j.task_info), j.path,
-                 _time(j.create_time), _time(j.start_time), _time(j.finish_time), str(j.timeout),
+                 show_time(j.create_time), show_time(j.start_time), show_time(j.finish_time), str(j.timeout),
                  j.error_msg, json.dumps(j.outfile_info) if j.outfile_info else None] for j in jobs]
         columns = list(zip(*rows, strict=True)) if rows else [[] for _ in SHOW_EXPORT_COLUMNS]
         return pa.table({name: pa.array(list(col), pa.string()) for name, col in zip(SHOW_EXPORT_COLUMNS, columns,

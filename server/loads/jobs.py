@@ -140,7 +140,8 @@ class LoadJob:
         return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
 
 
-def _time(t: float | None) -> str | None:
+def show_time(t: float | None) -> str | None:
+    """A job's time as SHOW LOAD / SHOW EXPORT print it."""
     return None if t is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
 
 
@@ -234,8 +235,8 @@ class LoadJobs:
                 f"unselected.rows=0; dpp.abnorm.ALL={j.filtered_rows}; dpp.norm.ALL={j.loaded_rows}",
                 f"cluster:N/A; timeout(s):{j.timeout}; max_filter_ratio:{0.0 if j.strict else 1.0}",
                 None if j.error_msg is None else f"type:{j.error_type}; msg:{j.error_msg}",
-                _time(j.create_time), _time(j.create_time), _time(j.load_start_time), _time(j.load_start_time),
-                _time(j.finish_time), None, json.dumps(details), None if j.txn_id is None else str(j.txn_id),
+                show_time(j.create_time), show_time(j.create_time), show_time(j.load_start_time),
+                show_time(j.load_start_time), show_time(j.finish_time), None, json.dumps(details), None if j.txn_id is None else str(j.txn_id),
                 "{}", j.user, j.comment,
             ))
         arrays = [pa.array([r[i] for r in rows], pa.string()) for i in range(len(SHOW_LOAD_COLUMNS))]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pymysql
@@ -77,62 +78,62 @@ def test_spark_starts_in_the_background_at_startup(tmp_path: Path) -> None:
         srv.stop()
 
 
-def test_typed_csv_values_that_do_not_convert(tmp_path: Path, server) -> None:
+@pytest.fixture
+def both_paths(tmp_path: Path, server) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """A server that runs small INSERT ... SELECTs in-process, and the shared test server, which runs them on
+    Spark."""
+    local = ServerProcess(free_port(), tmp_path / "data",
+                          fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
+    yield local, server
+    local.stop()
+
+
+def test_typed_csv_values_that_do_not_convert(tmp_path: Path, both_paths) -> None:
     """A csv_schema-typed value that does not convert ('abc' as INT) fails a strict INSERT, in-process and on
     Spark, as Doris's strict mode refuses the row; a non-strict one loads it as NULL."""
     csv = tmp_path / "typed.csv"
     csv.write_text("1,3.00\nabc,4.00\n")
     select = (f"SELECT * FROM local('file_path' = '{csv}', 'format' = 'csv', 'column_separator' = ',', "
               "'csv_schema' = 'id:int;amount:decimal(10,2)')")
-    local = ServerProcess(free_port(), tmp_path / "data",
-                          fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
-    try:
-        for srv in (local, server):  # in-process; the shared test server runs it on Spark
-            with srv.connect() as conn, conn.cursor() as cur:
-                cur.execute("CREATE DATABASE IF NOT EXISTS typed_csv")
-                cur.execute("USE typed_csv")
-                cur.execute("DROP TABLE IF EXISTS t")
-                cur.execute("CREATE TABLE t (id INT, amount DECIMAL(10, 2)) DUPLICATE KEY(id) DISTRIBUTED BY "
-                            "HASH(id) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
-                with pytest.raises(pymysql.err.OperationalError, match=r"column\(id\) value is incorrect: 'abc'"):
-                    cur.execute(f"INSERT INTO t {select}")
-                cur.execute("SELECT count(*) FROM t")
-                assert cur.fetchone() == (0,)
-                cur.execute("SET enable_insert_strict = false")
+    for srv in both_paths:
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS typed_csv")
+            cur.execute("USE typed_csv")
+            cur.execute("DROP TABLE IF EXISTS t")
+            cur.execute("CREATE TABLE t (id INT, amount DECIMAL(10, 2)) DUPLICATE KEY(id) DISTRIBUTED BY "
+                        "HASH(id) BUCKETS 1 PROPERTIES ('replication_num' = '1')")
+            with pytest.raises(pymysql.err.OperationalError, match=r"column\(id\) value is incorrect: 'abc'"):
                 cur.execute(f"INSERT INTO t {select}")
-                cur.execute("SELECT id, amount FROM t ORDER BY amount")
-                assert [(i, str(a)) for i, a in cur.fetchall()] == [(1, "3.00"), (None, "4.00")]
-                cur.execute("DROP DATABASE typed_csv")
-    finally:
-        local.stop()
+            cur.execute("SELECT count(*) FROM t")
+            assert cur.fetchone() == (0,)
+            cur.execute("SET enable_insert_strict = false")
+            cur.execute(f"INSERT INTO t {select}")
+            cur.execute("SELECT id, amount FROM t ORDER BY amount")
+            assert [(i, str(a)) for i, a in cur.fetchall()] == [(1, "3.00"), (None, "4.00")]
+            cur.execute("DROP DATABASE typed_csv")
 
 
-def test_max_filter_ratio_bounds_a_non_strict_insert_on_both_paths(tmp_path: Path, server) -> None:
+def test_max_filter_ratio_bounds_a_non_strict_insert_on_both_paths(both_paths) -> None:
     """insert_max_filter_ratio limits the share of rows a non-strict INSERT ... SELECT may filter, in-process and
     on Spark alike (Doris: `Insert has too many filtered data`)."""
-    local = ServerProcess(free_port(), tmp_path / "data",
-                          fe_overrides={"spark_prestart": "false", "insert_spark_threshold_mb": "64"}).start()
-    try:
-        for srv in (local, server):  # in-process; the shared test server runs it on Spark
-            with srv.connect() as conn, conn.cursor() as cur:
-                cur.execute("CREATE DATABASE IF NOT EXISTS ratio")
-                cur.execute("USE ratio")
-                cur.execute("DROP TABLE IF EXISTS src")
-                cur.execute("DROP TABLE IF EXISTS t")
-                cur.execute(f"CREATE TABLE src (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
-                cur.execute(f"CREATE TABLE t (k INT NOT NULL, v INT) DUPLICATE KEY(k) {PROPS}")
-                cur.execute("INSERT INTO src VALUES " + ", ".join(
-                    f"({'NULL' if i % 2 else i}, {i})" for i in range(10)))
-                cur.execute("SET enable_insert_strict = false")
-                cur.execute("SET insert_max_filter_ratio = 0.1")
-                with pytest.raises(pymysql.err.OperationalError, match=r"too many filtered data 5/10"):
-                    cur.execute("INSERT INTO t SELECT k, v FROM src")
-                cur.execute("SELECT count(*) FROM t")
-                assert cur.fetchone() == (0,)
-                cur.execute("SET insert_max_filter_ratio = 0.6")
+    for srv in both_paths:
+        with srv.connect() as conn, conn.cursor() as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS ratio")
+            cur.execute("USE ratio")
+            cur.execute("DROP TABLE IF EXISTS src")
+            cur.execute("DROP TABLE IF EXISTS t")
+            cur.execute(f"CREATE TABLE src (k INT, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute(f"CREATE TABLE t (k INT NOT NULL, v INT) DUPLICATE KEY(k) {PROPS}")
+            cur.execute("INSERT INTO src VALUES " + ", ".join(
+                f"({'NULL' if i % 2 else i}, {i})" for i in range(10)))
+            cur.execute("SET enable_insert_strict = false")
+            cur.execute("SET insert_max_filter_ratio = 0.1")
+            with pytest.raises(pymysql.err.OperationalError, match=r"too many filtered data 5/10"):
                 cur.execute("INSERT INTO t SELECT k, v FROM src")
-                cur.execute("SELECT count(*), sum(v) FROM t")
-                assert cur.fetchone() == (5, 20)
-                cur.execute("DROP DATABASE ratio")
-    finally:
-        local.stop()
+            cur.execute("SELECT count(*) FROM t")
+            assert cur.fetchone() == (0,)
+            cur.execute("SET insert_max_filter_ratio = 0.6")
+            cur.execute("INSERT INTO t SELECT k, v FROM src")
+            cur.execute("SELECT count(*), sum(v) FROM t")
+            assert cur.fetchone() == (5, 20)
+            cur.execute("DROP DATABASE ratio")
