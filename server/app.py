@@ -81,6 +81,10 @@ class DorisLite:
 
     async def start(self) -> None:
         self.engine.open()
+        replayed = self.context.group_commits.replay()  # acknowledged group-commit rows a kill -9 left in the log
+        if replayed:
+            log.info("group commit: %d logged rows loaded", replayed)
+        self.context.group_commits.start()
         await self.http.start()
         await self.fe_http.start()
         self.context.http_base = f"http://{self.host}:{self.http.port or self.http.requested_port}"
@@ -96,6 +100,7 @@ class DorisLite:
         await self.fe_http.stop()
         if self.context.audit is not None:
             self.context.audit.close()
+        self.context.group_commits.stop()
         self.context.compaction.stop()
         self.context.console_history.stop()
         self.engine.close()

@@ -16,6 +16,7 @@ class OkResult:
     warnings: int = 0
     last_insert_id: int = 0
     txn_id: int | None = None  # an INSERT's transaction (Stream Load and LOAD read it; clients see `info`)
+    label: str | None = None  # an INSERT's label (a group commit's is its batch's)
 
 
 @dataclass

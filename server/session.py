@@ -46,6 +46,7 @@ from planner.bind.views import ViewDefinition
 from planner.context import QueryContext, TableSource
 from planner.guard import QueryGuard
 from planner.loads.files import bind_table_functions
+from planner.loads.in_process import bind_rows
 from planner.loads.pipeline import run_load, runs_on_spark, spark_available
 from planner.loads.request import LoadCancelled, LoadOptions, LoadRequest
 from planner.loads.route import check_partitions, overwrite_of, temp_partitions_view
@@ -66,6 +67,7 @@ from server.deletes import SHOW_DELETE_COLUMNS, run_key_delete, run_predicate_de
 from server.dynamic_partitions import SHOW_DYNAMIC_PARTITION_TABLES_COLUMNS, DynamicPartitions
 from server.information_schema import InformationSchema
 from server.loads.exports import ExportJob, ExportJobs
+from server.loads.group_commit import GroupCommits
 from server.loads.jobs import USER_CANCEL, LoadJobs
 from server.loads.label_loads import LabelLoads
 from server.loads.outfile import PROPERTY_KEYS as OUTFILE_KEYS
@@ -128,6 +130,7 @@ class SessionContext:
         self.dynamic_partitions = DynamicPartitions(self.engine, self.config)
         self.dynamic_partitions.start()  # waits for the engine too
         self.exports = ExportJobs(self.engine.root, progress=_spark_progress)
+        self.group_commits = GroupCommits(self.engine)
         self.console_history = TableHistory(self.engine, self.config.get_int("console_sample_interval_seconds", 10),
                                             self.config.get_int("console_history_samples", 360))
         self.console_history.start()  # samples once the engine is open
@@ -534,6 +537,9 @@ class Session:
             max_filter_ratio=float(self.vars.get("insert_max_filter_ratio") or 0), options=self.load_options,
             settings=dict(self.ctx.config.fe), resolve=self._olap_ref, runner=self,
             generate=(lambda data: self._generate(table, data)) if generated else None)
+        mode = self._group_commit_mode(s, local)
+        if mode is not None:
+            return self._insert_group_commit(request, mode)
         files = file_stats(s.query) if s.query is not None else (0, 0)
         on_spark = runs_on_spark(request, self.database, self._sources(s.query) if s.query is not None else None,
                                  files[1], self.ctx.config.get_int("insert_spark_threshold_mb", 64) * 1024 * 1024)
@@ -561,7 +567,32 @@ class Session:
             self.warnings = [("Warning", 1265, f"{outcome.filtered_rows} rows were filtered: they do not fit "
                                                "the table (enable_insert_strict = false)")]
         return OkResult(affected_rows=outcome.loaded_rows, info=_insert_info(label, outcome.txn_id),
-                        warnings=outcome.filtered_rows, txn_id=outcome.txn_id)
+                        warnings=outcome.filtered_rows, txn_id=outcome.txn_id, label=label)
+
+    def _group_commit_mode(self, s: st.Insert, local: pa.Table | None) -> str | None:
+        """sync_mode / async_mode when this INSERT joins its table's group commit: VALUES (or a small Stream Load's
+        rows) without a label of its own, partitions, OVERWRITE or a held two-phase load; None otherwise."""
+        options = self.load_options
+        mode = (options.group_commit or str(self.vars.get("group_commit"))).lower()
+        if mode == "off_mode" or local is not None or s.overwrite or s.temporary or s.partitions:
+            return None
+        if options.precommit or options.job is not None:
+            return None
+        if options.group_commit is None and (s.values is None or s.label):
+            return None  # Doris groups INSERT ... VALUES; a labelled INSERT keeps its own transaction
+        return mode
+
+    def _insert_group_commit(self, request: LoadRequest, mode: str) -> Result:
+        data, filtered = bind_rows(request, every_partition=True)
+        if data.num_rows == 0:
+            return OkResult(affected_rows=0, warnings=filtered)
+        accepted = self.ctx.group_commits.submit(request.table, data, mode)
+        if filtered:
+            self.warnings = [("Warning", 1265, f"{filtered} rows were filtered: they do not fit the table "
+                                               "(enable_insert_strict = false)")]
+        status = "VISIBLE" if accepted.visible else "PREPARE"
+        return OkResult(affected_rows=accepted.rows, warnings=filtered, txn_id=accepted.txn_id, label=accepted.label,
+                        info=f"{{'label':'{accepted.label}', 'status':'{status}', 'txnId':'{accepted.txn_id}'}}")
 
     def _generate(self, table: OlapTable, data: pa.Table) -> pa.Table:
         """The rows with their generated columns computed (a query over the rows), NOT NULL ones checked."""

@@ -99,6 +99,7 @@ DEFAULTS: dict[str, Any] = {
     "disable_colocate_plan": "false",
     "enable_vectorized_engine": "true",
     "insert_max_filter_ratio": 1.0,
+    "group_commit": "off_mode",  # off_mode / sync_mode / async_mode (server/loads/group_commit.py)
     "runtime_filter_mode": "GLOBAL",
     "default_order_by_limit": -1,
     "enable_spilling": "false",
@@ -166,9 +167,16 @@ class GlobalVariables:
             self.values[key] = _coerce(key, value)
 
 
+_CHOICES = {"group_commit": ("off_mode", "sync_mode", "async_mode")}
+
+
 def _coerce(key: str, value: Any) -> Any:
     if value is None or (isinstance(value, str) and value.upper() == "DEFAULT"):
         return DEFAULTS[key]
+    if key in _CHOICES:
+        if str(value).strip().lower() not in _CHOICES[key]:
+            raise StatementError(f"Variable '{key}' can't be set to the value of '{value}'", 1231, "42000")
+        return str(value).strip().lower()
     try:
         return _normalise(value, DEFAULTS[key])
     except (ValueError, TypeError):

@@ -408,11 +408,13 @@ class StorageEngine:
     # ------------------------------------------------------------ load
 
     def load(self, table: OlapTable, data: pa.Table, label: str | None = None, strict: bool = True,
-             overwrite: Overwrite | None = None, temporary: bool = False, precommit: bool = False) -> LoadResult:
+             overwrite: Overwrite | None = None, temporary: bool = False, precommit: bool = False,
+             txn_id: int | None = None) -> LoadResult:
         """Load `data` (exactly the base columns, in order, with their final Arrow types) as one transaction;
         with `overwrite`, the data replaces that of the partitions it names; with `temporary`, the rows go to
         the temporary partitions `table.partitions` names; with `precommit`, the rows are written but published
-        only by commit_precommitted (abort_precommitted drops them)."""
+        only by commit_precommitted (abort_precommitted drops them). `txn_id`: a transaction begun already with
+        `label` (group commit answers its clients with it before the rows are written)."""
         current = self.catalog.get_table_by_id(table.table_id)
         if current is None:
             raise doris_error(f"Unknown table '{table.name}'", 1051, "42S02")
@@ -424,7 +426,8 @@ class StorageEngine:
                 raise doris_error(f"a temporary partition of table {table.name} was dropped", 1735, "HY000")
         data = self._conform(current, data)
         label = label or new_label()
-        txn_id = self.catalog.begin_txn(current.db_id, current.table_id, label)
+        if txn_id is None:
+            txn_id = self.catalog.begin_txn(current.db_id, current.table_id, label)
         try:
             keep, filtered, reason = self._filter_rows(current, data)
             if filtered and strict:

@@ -60,6 +60,7 @@ class LoadOptions:
     precommit: bool = False  # written and held (engine.hold); published by a second request or the LOAD's end
     job: LoadHandle | None = None  # a LOAD LABEL's job: its INSERTs report to it, not to jobs of their own
     rejects: list[str] | None = None  # set: the rows an in-process load filtered, with their reasons (ErrorURL)
+    group_commit: str | None = None  # a Stream Load's group_commit header (None: the session's group_commit)
 
 
 @dataclass

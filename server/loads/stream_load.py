@@ -112,7 +112,7 @@ class StreamLoad:
         try:
             session = load_session(self.ctx, identity, client, db, headers)
             if group_commit not in ("", "off_mode"):
-                # Doris's checks; the load then commits at once, its own batch (Doris may merge it with others)
+                # Doris's checks; the rows then join their table's group commit batch
                 if group_commit not in ("sync_mode", "async_mode"):
                     raise StreamLoadError(f"group_commit can only be [async_mode, sync_mode, off_mode], not "
                                           f"{group_commit}")
@@ -126,8 +126,9 @@ class StreamLoad:
             threshold = self.ctx.config.get_int("stream_load_spark_threshold_mb", 256) * 1024 * 1024
             # written now and published by PUT /api/{db}/_stream_load_2pc (txn_operation: commit) when two-phase
             session.load_options = LoadOptions(
-                path="in_process" if two_phase or body.stat().st_size < threshold else "auto", precommit=two_phase,
-                rejects=[])
+                path="in_process" if two_phase or group_commit not in ("", "off_mode") or
+                body.stat().st_size < threshold else "auto", precommit=two_phase, rejects=[],
+                group_commit=group_commit if group_commit not in ("", "off_mode") else None)
             if two_phase:
                 self.ctx.engine.expire_precommitted(self.precommit_timeout)
             [result] = session.execute(sql, False)
@@ -151,6 +152,8 @@ class StreamLoad:
         selected = result.affected_rows + result.warnings
         # rows the WHERE left out (Doris's NumberUnselectedRows): the file's rows counted apart, only when asked
         total = int(session.run_query(parse(source_count)[0].expression).column(0)[0].as_py()) if source_count else selected
+        if result.label:  # a group commit's label is its batch's
+            reply["Label"] = result.label
         reply.update(Status="Success", Message="OK", TxnId=-1 if result.txn_id is None else result.txn_id,
                      NumberLoadedRows=result.affected_rows, NumberFilteredRows=result.warnings,
                      NumberUnselectedRows=max(0, total - selected), NumberTotalRows=max(total, selected))
