@@ -7,6 +7,7 @@ import secrets
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from http.cookies import SimpleCookie
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ class ConsoleApi:
     def __init__(self, ctx: SessionContext) -> None:
         self.ctx = ctx
         self._sessions: dict[str, tuple[Identity, float]] = {}
+        self._charts: dict[str, tuple[tuple, str]] = {}
         self._lock = threading.Lock()
 
     # -- login ------------------------------------------------------------------------------------------
@@ -263,9 +265,28 @@ class ConsoleApi:
         sections.append("<h2>DDL</h2><pre>" + h(show_create_table(t)) + "</pre>")
         return page(f"{db}.{name}", "".join(sections), who.name)
 
+    def _cached(self, name: str, key: tuple, render: Callable[[], str]) -> str:
+        """A chart section drawn once per change of `key` (pygal is slow: a page must stay fast with 1,000
+        tablets and a viewer reloading it)."""
+        with self._lock:
+            found = self._charts.get(name)
+            if found is not None and found[0] == key:
+                return found[1]
+        html = render()
+        with self._lock:
+            if len(self._charts) > 1000:
+                self._charts.clear()
+            self._charts[name] = (key, html)
+        return html
+
     def _rowset_chart(self, t: OlapTable, summary: dict[int, tuple[int, int, int, int]]) -> str:
         history = self.ctx.console_history
-        samples = [*history.samples(t.table_id), history.summarize(summary, time.time())]
+        samples = history.samples(t.table_id) or [history.summarize(summary, time.time())]
+        key = (len(samples), samples[-1].at, t.table_id)
+        return self._cached(f"rowsets-{t.table_id}", key, lambda: self._draw_rowsets(samples))
+
+    def _draw_rowsets(self, samples: list) -> str:
+        history = self.ctx.console_history
         tablet_ids = sorted({tid for s in samples for tid in s.tablets})
         names = {tid: ("others" if tid < 0 else f"tablet {tid}") for tid in tablet_ids}
         times = [s.at for s in samples]
@@ -283,6 +304,10 @@ class ConsoleApi:
 
     def _compaction_section(self, t: OlapTable) -> str:
         events = [e for e in list(self.ctx.compaction.history) if e.table_id == t.table_id]
+        key = (len(events), events[-1].at if events else 0, int(time.time() // self.ctx.console_history.interval))
+        return self._cached(f"compactions-{t.table_id}", key, lambda: self._draw_compactions(events))
+
+    def _draw_compactions(self, events: list) -> str:
         if events:
             kinds = sorted({e.kind for e in events})
             start = min(e.at for e in events)
@@ -451,8 +476,17 @@ class ConsoleApi:
         rows = [(j.job_id, j.label, j.db, j.table, j.kind, j.state, j.loaded_rows, j.filtered_rows, size(j.file_size),
                  _time(j.create_time), _time(j.finish_time), j.user, (j.error_msg or "")[:200])
                 for j in reversed(jobs[-300:])]
-        chart = ""
         finished = [j for j in jobs if j.finish_time is not None]
+        key = (len(finished), max((j.finish_time or 0 for j in finished), default=0),
+               int(time.time() // self.ctx.console_history.interval))
+        chart = self._cached(f"loads-{who.name}", key, lambda: self._draw_loads(finished))
+        body = ("<h1>Loads</h1>" + chart + table(
+            ["Job", "Label", "Db", "Table", "Type", "State", "Rows", "Filtered", "Bytes", "Created", "Finished", "User",
+             "Error"], rows, numeric=(0, 6, 7, 8)))
+        return page("Loads", body, who.name)
+
+    def _draw_loads(self, finished: list) -> str:
+        chart = ""
         if finished:
             start = min(j.finish_time for j in finished)
             width = max(1.0, (time.time() - start) / 40)
@@ -469,10 +503,7 @@ class ConsoleApi:
                                        {"rows": [float(rows_per[i]) for i in slots]}, "rows")
                      + charts.time_lines("Failed or cancelled loads", [start + i * width for i in slots],
                                          {"loads": [float(failed[i]) for i in slots]}, "loads"))
-        body = ("<h1>Loads</h1>" + chart + table(
-            ["Job", "Label", "Db", "Table", "Type", "State", "Rows", "Filtered", "Bytes", "Created", "Finished", "User",
-             "Error"], rows, numeric=(0, 6, 7, 8)))
-        return page("Loads", body, who.name)
+        return chart
 
     def _run(self, who: Identity, sql: str, db: str) -> tuple[str | None, list[tuple], list[str]]:
         """(error, rows, columns) of one statement run as `who`."""

@@ -15,7 +15,8 @@ _STYLE = Style(background="white", plot_background="white", foreground="#1d2430"
                colors=("#2f6db3", "#e0823d", "#3a9d5d", "#c44e52", "#8172b2", "#937860", "#da8bc3", "#8c8c8c",
                        "#ccb974", "#64b5cd"))
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S)
-MAX_SERIES = 24  # lines drawn per chart; the rest are summed into "others"
+MAX_SERIES = 6  # lines drawn per chart; the rest are summed into "others" (pygal draws ~9 ms per 30 points)
+MAX_POINTS = 60  # points per line: longer histories are thinned evenly
 
 
 def _config(title: str, **extra: object) -> dict:
@@ -38,7 +39,11 @@ def time_lines(title: str, times: Sequence[float], series: dict[str, Sequence[fl
         rest = ranked[MAX_SERIES - 1:]
         kept[f"{len(rest)} others"] = [sum((series[k][i] or 0) for k in rest) for i in range(len(times))]
         series = kept
-    chart = pygal.DateTimeLine(**_config(title, y_title=y_title, dots_size=2, show_dots=len(times) < 60,
+    if len(times) > MAX_POINTS:
+        keep = sorted({round(i * (len(times) - 1) / (MAX_POINTS - 1)) for i in range(MAX_POINTS)})
+        times = [times[i] for i in keep]
+        series = {k: [v[i] for i in keep] for k, v in series.items()}
+    chart = pygal.DateTimeLine(**_config(title, y_title=y_title, dots_size=2, show_dots=len(times) < 30,
                                          x_value_formatter=lambda t: t.strftime("%H:%M:%S")))
     stamps = [datetime.fromtimestamp(t) for t in times]
     for name, values in series.items():
