@@ -982,7 +982,7 @@ class Session:
                 raise doris_error("Can not set dynamic_partition properties with other properties at once")
             self.ctx.dynamic_partitions.alter_properties(table, self._db(s.db), dynamic)
             return OkResult()
-        if all(k.lower() in ALTERABLE_PROPERTIES for k, _ in s.properties):  # disable_auto_compaction
+        if all(k.lower() in ALTERABLE_PROPERTIES for k, _ in s.properties):  # compaction, group commit settings
             self.ctx.engine.catalog.set_table_properties(table.table_id,
                                                          bind_alter_properties(table.properties, s.properties))
             return OkResult()

@@ -132,7 +132,7 @@ _VALIDATORS: dict[str, Callable[[str], str]] = {
 
 # plain properties ALTER TABLE t SET ("k" = "v") changes (the bloom filter and dynamic partition ones have their
 # own binders)
-ALTERABLE_PROPERTIES = frozenset({"disable_auto_compaction"})
+ALTERABLE_PROPERTIES = frozenset({"disable_auto_compaction", "group_commit_interval_ms", "group_commit_data_bytes"})
 
 
 def bind_alter_properties(current: tuple[tuple[str, str], ...],

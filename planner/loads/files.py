@@ -268,30 +268,44 @@ def _dialect(opts: FileScanOptions) -> dict[str, Any]:
             "doublequote": not opts.escape}
 
 
-def _enclosed_fields(data: bytes, skip: int, n_columns: int, opts: FileScanOptions) -> list[pa.Array]:
-    """CSV with `enclose` / `escape`, parsed by Arrow's reader (enclosed separators and line breaks); a record
-    with another number of fields is NULL-filled or cut, as the plain reader does."""
+def _arrow_fields(data: bytes, skip: int, n_columns: int, opts: FileScanOptions) -> list[pa.Array]:
+    """CSV parsed by Arrow's (multi-threaded) reader: with `enclose` / `escape` (enclosed separators and line
+    breaks), or plain (no quoting: every character is data). A record with another number of fields is NULL-filled
+    or cut, as Doris does."""
     ragged: list[str] = []
 
     def keep_aside(row: pacsv.InvalidRow) -> str:
         ragged.append(row.text)
         return "skip"
 
+    quoted = bool(opts.enclose)
     names = [f"c{i}" for i in range(n_columns)]
     table = pacsv.read_csv(
         pa.BufferReader(data),
         read_options=pacsv.ReadOptions(column_names=names, skip_rows=skip),
-        parse_options=pacsv.ParseOptions(delimiter=opts.column_separator, quote_char=opts.enclose,
-                                         escape_char=opts.escape or False, double_quote=not opts.escape,
-                                         newlines_in_values=True, invalid_row_handler=keep_aside),
+        parse_options=pacsv.ParseOptions(delimiter=opts.column_separator, quote_char=opts.enclose or False,
+                                         escape_char=(opts.escape or False) if quoted else False,
+                                         double_quote=quoted and not opts.escape, newlines_in_values=quoted,
+                                         ignore_empty_lines=False, invalid_row_handler=keep_aside),
         convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()), null_values=["\\N"],
                                              strings_can_be_null=True, quoted_strings_can_be_null=False))
     if ragged:  # the odd records (few): padded or cut in Python, then appended
-        records = [list(r) for text in ragged for r in csv.reader(io.StringIO(text), **_dialect(opts))]
+        records = ([list(r) for text in ragged for r in csv.reader(io.StringIO(text), **_dialect(opts))] if quoted
+                   else [text.rstrip("\r\n").split(opts.column_separator) for text in ragged])
         extra = [[(r[i] if i < len(r) and r[i] != "\\N" else None) for r in records] for i in range(n_columns)]
         table = pa.concat_tables([table, pa.table(dict(zip(names, (pa.array(c, pa.string()) for c in extra),
                                                            strict=True)))])
-    return [table.column(i).combine_chunks() for i in range(n_columns)]
+    columns = [table.column(i).combine_chunks() for i in range(n_columns)]
+    if opts.trim_double_quotes:
+        columns = [pc.replace_substring_regex(c, r'^"(.*)"$', r"\1") for c in columns]
+    return columns
+
+
+def _arrow_reads(opts: FileScanOptions) -> bool:
+    """Arrow's reader takes one-character separators and \\n (or \\r\\n) line ends; other plain files are split
+    here."""
+    return bool(opts.enclose) or (len(opts.column_separator) == 1 and opts.column_separator not in "\r\n\"" and
+                                  opts.line_delimiter in ("\n", "\r\n"))
 
 
 def file_schema(opts: FileScanOptions) -> pa.Schema:
@@ -388,10 +402,17 @@ def _read_json(path: str, opts: FileScanOptions) -> pa.Table:
 
 def _read_csv(path: str, opts: FileScanOptions, schema: pa.Schema) -> pa.Table:
     skip = opts.skip_lines + opts.header_lines
-    if opts.enclose:
-        columns = _enclosed_fields(_read_bytes(path, opts.compression), skip, len(schema), opts)
-    else:
-        lines = _split_lines(_read_bytes(path, opts.compression), opts)
+    data = _read_bytes(path, opts.compression)
+    columns = None
+    if _arrow_reads(opts) and data.strip():
+        try:
+            columns = _arrow_fields(data, skip, len(schema), opts)
+        except pa.ArrowInvalid:
+            if opts.enclose:
+                raise
+            columns = None  # not UTF-8 (or another oddity Arrow refuses): split here, as before
+    if columns is None:
+        lines = _split_lines(data, opts)
         columns = _fields(lines.slice(min(skip, len(lines))), len(schema), opts)
     # csv_schema: a value that does not convert to the declared type reads as NULL, as in Doris; a strict INSERT
     # refuses it (Doris's scanner filters the row, and strict mode fails the load)

@@ -8,6 +8,7 @@ import base64
 import gzip
 import http.client
 import json
+import time
 import urllib.request
 import uuid
 
@@ -167,10 +168,12 @@ def test_two_phase_commit(server, db, t) -> None:
 
 def test_group_commit(server, db, t) -> None:
     path = f"/api/{db}/t/_stream_load"
+    t.execute('ALTER TABLE t SET ("group_commit_interval_ms" = "300")')
     for mode in ("sync_mode", "async_mode"):
         _, reply, _ = put(server.http_port, path, b"1,a,1.00\n", {"group_commit": mode, "column_separator": ","})
         assert (reply["Status"], reply["GroupCommit"]) == ("Success", True) and reply["Label"].startswith(
             "group_commit_")
+    time.sleep(1)  # the async batch is published at its interval's end
     assert rows(t, "SELECT count(*) FROM t") == [(2,)]
     _, off, _ = put(server.http_port, path, b"2,b,1.00\n", {"group_commit": "off_mode", "column_separator": ","})
     assert off["Status"] == "Success" and "GroupCommit" not in off
