@@ -140,8 +140,24 @@ def _to_number(arr: pa.Array, strict: bool) -> pa.Array:
     return arr
 
 
+_FIRST_DAY = -719162  # 0001-01-01 in days since 1970-01-01
+
+
+def _clean_cast(arr: pa.Array, target: pa.DataType) -> pa.Array | None:
+    """Arrow's own parser when every value is in its plain form ('123', '2024-01-31'): one C++ pass, as a clean
+    load file is; None when any value needs the rules below (whitespace, fractions, bad dates, out of range)."""
+    try:
+        return pc.cast(arr, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
 def _to_int(arr: pa.Array, target: pa.DataType, strict: bool) -> pa.Array:
     src = arr.type
+    if is_string(src):
+        clean = _clean_cast(arr, target)  # digits with an optional sign, in range: what _INT_RE accepts
+        if clean is not None:
+            return clean
     if is_string(src) and strict:
         ok = pc.match_substring_regex(arr, _INT_RE)
         num: pa.Array = pc.cast(pc.utf8_trim_whitespace(pc.if_else(ok, arr, None)), pa.decimal128(38, 0))
@@ -307,6 +323,11 @@ def parse_datetime(arr: pa.Array) -> pa.Array:
 
 def _to_temporal(arr: pa.Array, target: pa.DataType) -> pa.Array:
     src = arr.type
+    if is_string(src) and pa.types.is_date32(target):
+        clean = _clean_cast(arr, target)  # 'YYYY-MM-DD' calendar dates only (Arrow refuses 2020-02-30)
+        if clean is not None and (clean.null_count == len(clean) or
+                                  pc.min(clean.cast(pa.int32())).as_py() >= _FIRST_DAY):  # year 0 is no date
+            return clean
     if is_string(src):
         ts = parse_datetime(arr)
     elif pa.types.is_integer(src) or pa.types.is_decimal(src) or pa.types.is_floating(src):
