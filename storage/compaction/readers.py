@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 DEFAULT_STALE_SWEEP_SECONDS = 300.0
 
 
-@dataclass
+@dataclass(eq=False)  # each scan's hold is its own: two scans of the same rowsets are two holds
 class ReadHold:
     """One scan's claim on the rowsets it looked up."""
 
