@@ -16,10 +16,12 @@ bounded header size and read time; the handlers run in a thread (they read the c
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -35,6 +37,7 @@ log = logging.getLogger("dorislite.http")
 MAX_HEADER_BYTES = 64 * 1024
 MAX_BODY_BYTES = 1024 * 1024
 READ_TIMEOUT_SECONDS = 10.0
+HTTP_WORKERS = 64  # requests handled at once per HTTP port
 COMPACT_TYPES = ("cumulative", "base")
 
 Reply = tuple[int, dict]
@@ -213,6 +216,12 @@ class HttpApiServer:
         self.requested_port = port
         self.name = name
         self._server: asyncio.AbstractServer | None = None
+        # requests run here, not in asyncio's default pool (a handful of threads): a group-commit Stream Load waits
+        # for its batch, and 64 of them waiting must not queue everything else behind them
+        self._pool = ThreadPoolExecutor(max_workers=HTTP_WORKERS, thread_name_prefix="http-worker")
+
+    async def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, functools.partial(fn, *args))
 
     @property
     def port(self) -> int:
@@ -238,6 +247,7 @@ class HttpApiServer:
             self._server.close()
             await self._server.wait_closed()
             self._server = None
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         extra: dict[str, str] = {}
@@ -293,14 +303,14 @@ class HttpApiServer:
             raise ValueError("bad body length")
         body = await asyncio.wait_for(reader.readexactly(length), READ_TIMEOUT_SECONDS) if length else b""
         if getattr(self.api, "takes_body", False):  # the console's forms (login, SQL)
-            return await asyncio.to_thread(self.api.handle, method, target, headers, body)
-        return await asyncio.to_thread(self.api.handle, method, target, headers)
+            return await self._run(self.api.handle, method, target, headers, body)
+        return await self._run(self.api.handle, method, target, headers)
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str,
                       headers: dict[str, str], peer: str) -> tuple:
         """A request with a large body: authenticated first, then its body spooled to a file, then handled."""
         api = self.stream_api
-        identity = await asyncio.to_thread(api.authenticate, headers)
+        identity = await self._run(api.authenticate, headers)
         if identity is None:
             return 401, {"status": "FAILED", "msg": "Unauthorized: need auth information (-u user:password)"}
         if headers.get("expect", "").lower() == "100-continue":
@@ -312,7 +322,7 @@ class HttpApiServer:
             if size is None:
                 return 400, {"Status": "Fail", "Message": f"The body exceeds streaming_load_max_mb "
                                                           f"({api.max_body_bytes // (1024 * 1024)} MB)"}
-            return 200, await asyncio.to_thread(api.handle_stream, path, headers, spool, identity, peer)
+            return 200, await self._run(api.handle_stream, path, headers, spool, identity, peer)
         finally:
             spool.unlink(missing_ok=True)
 

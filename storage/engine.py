@@ -212,6 +212,8 @@ def _base_memtable(rows: pa.Table, index: MaterializedIndexMeta) -> pa.Table:
     return aggregate_index(projected.rename_columns([c.name for c in index.columns]), index).combine_chunks()
 
 
+PARALLEL_WRITE_ROWS = 100_000  # a load this large writes its tablets in parallel
+
 ShadowRows = Callable[[pa.Table, MaterializedIndexMeta], pa.Table]  # base rows -> a shadow index's columns
 
 
@@ -244,10 +246,11 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
     order = np.argsort(group, kind="stable")  # stable: load order (and a presorted order) survives
     sorted_groups = group[order]
     cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
-    staged: list[StagedRowset] = []
     touched: set[int] = set()
     configs = {index.index_id: segment_index_config(table, index) for index in table.indexes}
-    for idx in np.split(order, cuts):
+
+    def write_group(idx: np.ndarray) -> list[StagedRowset]:
+        out: list[StagedRowset] = []
         g = int(group[idx[0]])
         partition = table.partitions[g // max_buckets]
         bucket = g % max_buckets
@@ -262,7 +265,7 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
                     rs = write_staged_rowset(staging, tablet, index, shadow_rows(part_rows, index),
                                              max_segment_bytes, indexes=configs[index.index_id])
                     if rs is not None:
-                        staged.append(rs)
+                        out.append(rs)
                 continue
             if base_sorted and index.index_id == table.base_index_id:
                 rs = write_staged_rowset(staging, tablet, index, _base_memtable(part_rows, index),
@@ -271,8 +274,18 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
                 rs = write_staged_rowset(staging, tablet, index, part_rows, max_segment_bytes,
                                          indexes=configs[index.index_id])
             if rs is not None:
-                staged.append(rs)
-    return staged, sorted(touched)
+                out.append(rs)
+        return out
+
+    groups = np.split(order, cuts)
+    if len(groups) > 1 and rows.num_rows >= PARALLEL_WRITE_ROWS:
+        # tablets are independent files, and sorting, encoding and compressing release the GIL: a large load
+        # writes its buckets on the machine's cores (a Spark task writes one bucket, and Spark runs them in parallel)
+        with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 2)) as pool:
+            written = list(pool.map(write_group, groups))
+    else:
+        written = [write_group(idx) for idx in groups]
+    return [rs for group_rowsets in written for rs in group_rowsets], sorted(touched)
 
 
 def _fsync_dir(path: Path) -> None:
