@@ -75,9 +75,9 @@ from server.loads.outfile import RESULT_COLUMNS as OUTFILE_COLUMNS
 from server.loads.outfile import (
     ExportTask,
     OutfileSpec,
-    export_finish,
-    export_prepare,
+    mark_success,
     outfile_spec,
+    prepare_directory,
     write_outfile,
 )
 from server.metrics import QueryStats, RecentStatement
@@ -796,14 +796,17 @@ class Session:
         for t in spark_query.find_all(exp.Table):
             t.set("partition", None)
         job.on_cancel(lambda: _cancel_spark_group(job.job_group))
-        export_prepare(spec)
+        prepare_directory(spec)
         work_dir = worker.ctx.engine.root / "export_tasks" / str(job.job_id)
         try:
             rows = map_query_on_spark(spark_query, resolve, dict(worker.ctx.config.fe), job.job_group,
                                       ExportTask(spec, schema, host, uuid.uuid4().hex), tasks, work_dir)
         finally:
             shutil.rmtree(work_dir, ignore_errors=True)
-        return [] if job.cancelled else export_finish(spec, rows)
+        if job.cancelled:
+            return []
+        mark_success(spec)
+        return rows
 
     def _show_export(self, s: st.ShowExport) -> Result:
         db = self._db(s.db)

@@ -69,7 +69,7 @@ def overwrite_of(table: OlapTable, partitions: Sequence[str]) -> Overwrite:
 # -- on Spark ---------------------------------------------------------------------------------------
 
 
-def _bound(column: str, text: str, spark_t: str) -> str:
+def _bound(text: str, spark_t: str) -> str:
     return f"CAST({spark_string(text)} AS {spark_t})"
 
 
@@ -77,7 +77,7 @@ def _tuple_less(cols: Sequence[tuple[str, str]], bound: Sequence[str]) -> str:
     """Lexicographic (cols) < bound; NULL sorts below every value (as the storage router does)."""
     terms, equal = [], []
     for (col, t), text in zip(cols, bound, strict=False):
-        b = _bound(col, text, t)
+        b = _bound(text, t)
         terms.append("(" + " AND ".join([*equal, f"({col} IS NULL OR {col} < {b})"]) + ")")
         equal.append(f"({col} <=> {b})")
     return "(" + " OR ".join(terms) + ")" if terms else "false"
@@ -97,7 +97,7 @@ def _list_sql(cols: Sequence[tuple[str, str]], p: Partition) -> str:
     options = []
     for value in p.item.values or ():
         options.append("(" + " AND ".join(
-            f"{c} IS NULL" if v is None else f"{c} = {_bound(c, v, t)}"
+            f"{c} IS NULL" if v is None else f"{c} = {_bound(v, t)}"
             for (c, t), v in zip(cols, value, strict=True)) + ")")
     return "(" + " OR ".join(options) + ")" if options else "false"
 

@@ -287,6 +287,8 @@ class ConsoleApi:
 
     def _draw_rowsets(self, samples: list) -> str:
         history = self.ctx.console_history
+        if not any(s.total[0] for s in samples):
+            return "<h2>Rowsets and data per tablet over time</h2><p class=\"note\">No data loaded yet.</p>"
         tablet_ids = sorted({tid for s in samples for tid in s.tablets})
         names = {tid: ("others" if tid < 0 else f"tablet {tid}") for tid in tablet_ids}
         times = [s.at for s in samples]
@@ -294,8 +296,6 @@ class ConsoleApi:
                    for tid in tablet_ids}
         sizes = {names[tid]: [s.tablets[tid][1] / 1024 / 1024 if tid in s.tablets else None for s in samples]
                  for tid in tablet_ids}
-        if not any(s.total[0] for s in samples):
-            return "<h2>Rowsets and data per tablet over time</h2><p class=\"note\">No data loaded yet.</p>"
         return ("<h2>Rowsets and data per tablet over time</h2>"
                 + charts.time_lines("Rowsets per tablet", times, rowsets, "rowsets")
                 + charts.time_lines("Data size per tablet (MB)", times, sizes, "MB")

@@ -189,7 +189,9 @@ class _Files:
         return self.paths
 
 
-def _prepare(spec: OutfileSpec) -> None:
+def prepare_directory(spec: OutfileSpec) -> None:
+    """Before any file is written (OUTFILE, or an EXPORT's tasks): the folder exists, emptied when
+    delete_existing_files asks."""
     spec.directory.mkdir(parents=True, exist_ok=True)
     if spec.delete_existing_files:
         for entry in spec.directory.iterdir():
@@ -197,8 +199,15 @@ def _prepare(spec: OutfileSpec) -> None:
                 entry.unlink()
 
 
-def _stem(spec: OutfileSpec) -> str:
-    qid = uuid.uuid4().hex
+def mark_success(spec: OutfileSpec) -> None:
+    """After every file is written: the success file, when asked for."""
+    if spec.success_file_name:
+        (spec.directory / spec.success_file_name).touch()
+
+
+def _stem(spec: OutfileSpec, qid: str | None = None) -> str:
+    """`<prefix><query id>_`: Doris prints the id as two 16-digit halves."""
+    qid = qid or uuid.uuid4().hex
     return f"{spec.prefix}{qid[:16]}-{qid[16:]}_"
 
 
@@ -209,12 +218,11 @@ def _result_row(files: _Files, host: str) -> list[str]:
 
 def write_outfile(table: pa.Table, spec: OutfileSpec, host: str) -> list[list[str]]:
     """Write the files; Doris's one result row."""
-    _prepare(spec)
+    prepare_directory(spec)
     files = _Files(spec, _stem(spec), table.schema)
     files.write(table)
     files.close()
-    if spec.success_file_name:
-        (spec.directory / spec.success_file_name).touch()
+    mark_success(spec)
     return [_result_row(files, host)]
 
 
@@ -230,8 +238,7 @@ class ExportTask:
     export_id: str  # 32 hex digits
 
     def __call__(self, batches: Iterator[pa.RecordBatch], partition: int) -> str:
-        qid = uuid.uuid5(uuid.UUID(self.export_id), str(partition)).hex
-        stem = f"{self.spec.prefix}{qid[:16]}-{qid[16:]}_"
+        stem = _stem(self.spec, uuid.uuid5(uuid.UUID(self.export_id), str(partition)).hex)
         for stale in self.spec.directory.glob(f"{glob.escape(stem)}*"):
             stale.unlink()
         files = _Files(self.spec, stem, self.schema)
@@ -241,15 +248,3 @@ class ExportTask:
             files.write(pa.Table.from_arrays(columns, schema=self.schema))
         files.close()
         return json.dumps(_result_row(files, self.host))
-
-
-def export_prepare(spec: OutfileSpec) -> None:
-    """Before the tasks write: the folder exists, emptied when delete_existing_files asks."""
-    _prepare(spec)
-
-
-def export_finish(spec: OutfileSpec, task_rows: list[list[str]]) -> list[list[str]]:
-    """After the tasks wrote: the success file; the tasks' OUTFILE rows."""
-    if spec.success_file_name:
-        (spec.directory / spec.success_file_name).touch()
-    return task_rows
