@@ -241,8 +241,7 @@ class Session:
         audit = self.ctx.audit
         if audit is not None:
             audit.record(client=f"{self.info.host}", user=self.identity.name, db=self.database, state=state,
-                         error_code=code, error=error, millis=(time.perf_counter() - started) * 1000,
-                         return_rows=rows, query_id=new_query_id(), is_query=is_query, stmt=sql.strip())
+                         error_code=code, error=error, millis=millis, return_rows=rows, query_id=new_query_id(), is_query=is_query, stmt=sql.strip())
 
     def _execute(self, sql: str, multi: bool) -> list[Result]:
         cached = self._cached_query(sql)
