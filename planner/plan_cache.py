@@ -2,10 +2,12 @@
 
 A statement's rewritten logical plan is kept under its text and current database when planning it read
 only OLAP tables and session variables: no session function (database(), user() ...), no statement time
-(now() folded into a predicate), no subquery run at bind time, no nondeterministic function. An entry is
-valid while the catalog's generation (bumped by every catalog write: DDL, loads, compaction, jobs) is the
-one it was planned at and every variable planning read still has the value it had. Each execution gets
-its own copies of the plan's table sources, so its snapshot, counters and profile are its own.
+(now() folded into a predicate), no subquery run at bind time, no nondeterministic function, no table that
+was empty (with no rows the base index is named, whatever the rollups). An entry is valid while the
+catalog's schema generation (bumped by every catalog write but a load's and a compaction's: DDL, jobs, views,
+privileges) is the one it was planned at and every variable planning read still has the value it had. Loads do
+not change a plan: each execution reads its own snapshot of the tables, through its own copies of the plan's
+table sources (its counters and profile are its own too). One cache serves every connection.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ class PlanCache:
         bound = BoundQuery(rewrite(bound.plan, rec), bound.names)
         self.misses += 1
         if generation is None or generation != self._generation() or rec.volatile or ran_subquery \
-                or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression):
+                or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression) \
+                or any(_empty(t) for t in rec.tables):
             return bound
         entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed))
         with self._lock:
@@ -160,6 +163,11 @@ def _recording(ctx: QueryContext) -> _Recording:
 
         rec.check_access = check_access
     return rec
+
+
+def _empty(source: TableSource) -> bool:
+    table = source.table  # an OlapTableSource
+    return not any(p.row_count for p in table.partitions)
 
 
 def _same_reads(entry: _Entry, ctx: QueryContext) -> bool:

@@ -137,7 +137,7 @@ class SessionContext:
         self.resources = Resources(self.engine.root)
         self.label_loads = LabelLoads(self)
         self.profiles = ProfileStore()
-        self.plans = PlanCache(lambda: self.engine.catalog.generation)
+        self.plans = PlanCache(lambda: self.engine.catalog.schema_generation)
         self.compaction = CompactionManager(self.engine, self.config.be)
         self.compaction.start()  # its producer waits for the engine too
 
@@ -516,7 +516,7 @@ class Session:
         table = self.table(s.db, s.table)
         db = self._db(s.db)
         label = s.label or new_label()
-        used = self.ctx.engine.catalog.get_txn_by_label(table.db_id, label)
+        used = self.ctx.engine.catalog.get_txn_by_label(table.db_id, label) if s.label else None  # new: unused
         if used is not None and used.status != TXN_ABORTED:
             raise doris_error(f"Label [{label}] has already been used.")
         strict = self.vars.flag("enable_insert_strict")

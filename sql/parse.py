@@ -20,6 +20,7 @@ from sql import expressions as dx
 from sql import statements as st
 from sql.dialect import DorisLite, dialect_for_sql_mode
 from sql.errors import SqlError, analysis_error, parse_error
+from sql.fast_insert import parse_simple_insert
 from sql.limits import DEFAULT_LIMITS, ExprLimits, check_text, check_tree
 from sql.text_statements.accounts import is_account_statement, parse_account_statement
 from sql.text_statements.alter_columns import is_alter_columns, parse_alter_columns
@@ -47,6 +48,8 @@ def parse(text: str, sql_mode: str | None = None, limits: ExprLimits = DEFAULT_L
     NO_BACKSLASH_ESCAPES), each expression within Doris's depth and width `limits`. Raises SqlError (1064
     syntax, 1105 unsupported or too large)."""
     check_text(text, limits)
+    if text.lstrip()[:6].upper() == "INSERT" and (insert := parse_simple_insert(text, limits.children)) is not None:
+        return [insert]
     if is_alter_columns(text):
         return [parse_alter_columns(text, _read_column)]
     if is_account_statement(text):

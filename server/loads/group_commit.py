@@ -5,10 +5,12 @@ gathered, instead of one transaction, one set of segment files and one catalog c
 
 Each statement's rows are converted and checked when it arrives (its own errors stay its own). The batch's
 transaction is begun with the batch, so every client is answered with its label and txnId: `async_mode` as soon as
-its rows are in the write-ahead log (`<root>/wal/<table id>/<label>.<n>.arrow`, fsynced; 'status':'PREPARE'),
-`sync_mode` once the batch is published ('status':'VISIBLE'). A batch's log files are removed after its publish;
-at start the server loads whatever a previous process left in the log (each batch once: a label already published
-is not loaded again), so acknowledged rows survive a kill -9."""
+its rows are in the write-ahead log (`<root>/wal/<table id>/<label>.arrow`, one Arrow stream per batch that each
+statement appends to; 'status':'PREPARE'), `sync_mode` once the batch is published ('status':'VISIBLE'). The log is
+fsynced before an answer, and one fsync answers every statement that appended before it began (the log's own group
+commit), so 16 writers do not queue for 16 fsyncs. A batch's log is removed after its publish; at start the server
+loads whatever a previous process left in the log, up to the last whole record (each batch once: a label already
+published is not loaded again), so acknowledged rows survive a kill -9."""
 
 from __future__ import annotations
 
@@ -46,11 +48,53 @@ class _Batch:
     deadline: float  # monotonic
     max_bytes: int
     parts: list[pa.Table] = field(default_factory=list)
-    wal: list[Path] = field(default_factory=list)
+    wal: _Log | None = None
     nbytes: int = 0
-    logging: int = 0  # statements writing their log file now: the batch is published after them
+    logging: int = 0  # statements writing to the log now: the batch is published after them
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
+
+
+class _Log:
+    """One batch's write-ahead log: an Arrow IPC stream, appended record by record, fsynced in groups."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.schema = schema
+        self._file = path.open("wb")
+        self._writer = ipc.new_stream(self._file, schema)
+        self._append = threading.Lock()
+        self._sync = threading.Lock()
+        self.appended = 0  # records written (not yet all durable)
+        self.durable = 0  # records covered by a finished fsync
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        _fsync_dir(path.parent)  # the file itself survives a crash, not just its bytes
+
+    def append(self, rows: pa.Table) -> None:
+        """Write `rows` and return once they are on disk."""
+        if rows.schema != self.schema:
+            rows = rows.cast(self.schema)
+        with self._append:
+            self._writer.write_table(rows)
+            self._file.flush()
+            self.appended += 1
+            mine = self.appended
+        with self._sync:  # whoever syncs covers everything appended before it started
+            if self.durable < mine:
+                with self._append:
+                    covered = self.appended
+                os.fsync(self._file.fileno())
+                self.durable = covered
+
+    def close(self) -> None:
+        with self._append:
+            self._file.close()
+
+    def remove(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -103,18 +147,17 @@ class GroupCommits:
             batch.nbytes += rows.nbytes
             if batch.nbytes >= batch.max_bytes:
                 batch.deadline = 0.0
-            sequence = len(batch.parts)
             if mode == "async_mode":
                 batch.logging += 1
-        if mode == "async_mode":  # durable before the answer; other statements do not wait for this fsync
+                if batch.wal is None:
+                    batch.wal = _Log(self.wal_dir / str(table.table_id) / f"{batch.label}.arrow", rows.schema)
+        if mode == "async_mode":  # durable before the answer
             try:
-                path = self._log(batch, rows, sequence)
+                batch.wal.append(rows)
             finally:
                 with self._lock:
                     batch.logging -= 1
                     self._wake.notify_all()
-            with self._lock:
-                batch.wal.append(path)
         with self._lock:
             self._wake.notify_all()
         if mode == "sync_mode":
@@ -132,22 +175,6 @@ class GroupCommits:
                        max(1, _int(props.get("group_commit_data_bytes"), DEFAULT_DATA_BYTES)))
         self._batches[table.table_id] = batch
         return batch
-
-    def _log(self, batch: _Batch, rows: pa.Table, sequence: int) -> Path:
-        folder = self.wal_dir / str(batch.table.table_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{batch.label}.{sequence}.arrow"
-        with path.open("wb") as f:
-            with ipc.new_file(f, rows.schema) as writer:
-                writer.write_table(rows)
-            f.flush()
-            os.fsync(f.fileno())
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return path
 
     # -- publishing -------------------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -178,8 +205,8 @@ class GroupCommits:
             except Exception:  # noqa: BLE001 - aborted by the load already
                 pass
         finally:
-            for path in batch.wal:
-                path.unlink(missing_ok=True)
+            if batch.wal is not None:
+                batch.wal.remove()
             batch.done.set()
 
     # -- recovery ---------------------------------------------------------------------------------------
@@ -199,11 +226,12 @@ class GroupCommits:
                 try:
                     txn = catalog.get_txn_by_label(table.db_id, label) if table is not None else None
                     if table is not None and (txn is None or txn.status != TXN_VISIBLE):
-                        parts = [ipc.open_file(pa.memory_map(str(p))).read_all() for p in paths]
+                        parts = [part for p in paths for part in _records(p)]
                         replayed = f"{label}_replay" if txn is not None else label
-                        result = self.engine.load(table, pa.concat_tables(parts), label=replayed, strict=False)
-                        loaded += result.num_rows
-                        log.info("group commit %s: %d logged rows loaded at start", label, result.num_rows)
+                        if parts:
+                            result = self.engine.load(table, pa.concat_tables(parts), label=replayed, strict=False)
+                            loaded += result.num_rows
+                            log.info("group commit %s: %d logged rows loaded at start", label, result.num_rows)
                 except Exception:  # noqa: BLE001 - a log that cannot load (table changed) is kept aside
                     log.exception("group commit log %s could not be loaded; kept in %s", label, folder / "failed")
                     (folder / "failed").mkdir(exist_ok=True)
@@ -213,6 +241,34 @@ class GroupCommits:
                 for p in paths:
                     p.unlink(missing_ok=True)
         return loaded
+
+
+def _records(path: Path) -> list[pa.Table]:
+    """The whole records of a log; a record cut short by the crash was never acknowledged."""
+    out: list[pa.Table] = []
+    try:
+        with pa.OSFile(str(path), "rb") as f:
+            if f.read(6) == b"ARROW1":  # a log of an earlier version: one whole file per statement
+                return [ipc.open_file(pa.memory_map(str(path))).read_all()]
+            f.seek(0)
+            reader = ipc.open_stream(f)
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                out.append(pa.Table.from_batches([batch]))
+    except (pa.ArrowInvalid, OSError) as e:
+        log.warning("group commit log %s ends in a partial record (%s): loading what precedes it", path, e)
+    return out
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _int(text: str | None, default: int) -> int:

@@ -59,6 +59,7 @@ _PARAM_COLUMN = WireColumn("?", MysqlType.VAR_STRING, 0, 0, 0, CHARSET_BINARY)
 
 
 RELEASE_AFTER_BYTES = 64 * 1024 * 1024
+INLINE_ROWS = 256  # a small batch is encoded on the event loop: two worker-thread trips cost more
 
 
 class AccessDenied(Exception):
@@ -310,8 +311,12 @@ class Connection:
         self.stream.write(eof_packet(status))
         encode = binary_rows if binary else text_rows
         for batch in batches(rs):
-            rows = await self._in_thread(encode, batch, columns)
-            framed = await self._in_thread(frame_rows, rows, self.stream.seq)
+            if batch.num_rows <= INLINE_ROWS:  # cheaper here than two trips to a worker thread and back
+                rows = encode(batch, columns)
+                framed = frame_rows(rows, self.stream.seq)
+            else:
+                rows = await self._in_thread(encode, batch, columns)
+                framed = await self._in_thread(frame_rows, rows, self.stream.seq)
             if framed is None:  # some row is 16 MiB or more: frame row by row
                 for row in rows:
                     self.stream.write(row.as_py())

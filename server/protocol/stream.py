@@ -18,6 +18,7 @@ class PacketStream:
         self.read_timeout = read_timeout  # for the rest of a packet once its header arrived
         self.write_timeout = write_timeout  # a client that stops reading our answers is dropped
         self.seq = 0
+        self._out: list[bytes | memoryview] = []  # packets written since the last flush: one send for all
 
     async def read(self, new_command: bool = False) -> bytes:
         """One logical packet. `new_command` resets the sequence: a command always starts at 0."""
@@ -54,9 +55,9 @@ class PacketStream:
         view = memoryview(payload)
         while True:
             chunk = view[:MAX_PAYLOAD]
-            self.writer.write(len(chunk).to_bytes(3, "little") + bytes((self.seq,)))
+            self._out.append(len(chunk).to_bytes(3, "little") + bytes((self.seq,)))
             if len(chunk):
-                self.writer.write(chunk)
+                self._out.append(chunk)
             self.seq = (self.seq + 1) & 0xFF
             view = view[MAX_PAYLOAD:]
             if len(chunk) < MAX_PAYLOAD:
@@ -64,10 +65,16 @@ class PacketStream:
 
     def write_framed(self, data: bytes, packets: int) -> None:
         """Bytes that already hold `packets` framed packets numbered from the current sequence id."""
-        self.writer.write(data)
+        self._out.append(data)
         self.seq = (self.seq + packets) & 0xFF
 
     async def flush(self) -> None:
+        if self._out:
+            out, self._out = self._out, []
+            self.writer.write(out[0] if len(out) == 1 else b"".join(out))
+        transport = self.writer.transport
+        if transport.get_write_buffer_size() == 0 and not transport.is_closing():
+            return  # all sent: no need for a timed wait (a task and a timer per statement)
         await asyncio.wait_for(self.writer.drain(), self.write_timeout)
 
     async def discard_input(self, budget: float = 3.0, idle: float = 0.3) -> None:

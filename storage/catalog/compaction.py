@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,8 +46,10 @@ class CompactionCatalog:
     """Compaction outputs and stale rowsets (mixed into Catalog)."""
 
     if TYPE_CHECKING:  # provided by Catalog
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        def _write(self, scoped: bool = False) -> AbstractContextManager[sqlite3.Connection]: ...
         def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        def _touch(self, tables: Iterable[int] = (), added: Iterable[Rowset] = (),
+                   removed: Iterable[str] = ()) -> None: ...
 
     def publish_compaction(self, input_ids: Sequence[str], output: Rowset) -> None:
         """In one commit: add `output` (its versions already [a-b]) and mark every input stale. Fails with
@@ -55,8 +57,8 @@ class CompactionCatalog:
         The partition's data size and (for the base index) row count follow the visible data."""
         from storage.catalog.store import _rowset_from
 
-        with self._write() as c:
-            tablet = c.execute("SELECT t.partition_id, t.index_id, b.base_index_id FROM tablets t "
+        with self._write(scoped=True) as c:
+            tablet = c.execute("SELECT t.partition_id, t.index_id, t.table_id, b.base_index_id FROM tablets t "
                                "JOIN tables b ON b.table_id = t.table_id WHERE t.tablet_id = ?",
                                (output.tablet_id,)).fetchone()
             if tablet is None:
@@ -73,6 +75,7 @@ class CompactionCatalog:
                       (output.rowset_id, output.tablet_id, output.start_version, output.end_version,
                        output.num_rows, output.num_segments, output.data_size, output.txn_id, output.kind,
                        output.delete_predicate, int(output.overlapping), output.created_at))
+            self._touch(tables=[tablet["table_id"]], added=[output])
             now = time.time()
             c.executemany("INSERT INTO stale_rowsets VALUES (?, ?, ?, ?)",
                           [(rs.rowset_id, rs.tablet_id, output.rowset_id, now) for rs in inputs])
@@ -100,7 +103,7 @@ class CompactionCatalog:
         the caller deletes their files. Stale marks whose rowset is already gone (a dropped tablet) go too."""
         from storage.catalog.store import _rowset_from
 
-        with self._write() as c:
+        with self._write(scoped=True) as c:
             if rowset_ids is None:
                 rowset_ids = [r[0] for r in c.execute("SELECT rowset_id FROM stale_rowsets")]
             removed: list[Rowset] = []
@@ -111,6 +114,7 @@ class CompactionCatalog:
                 r = c.execute("SELECT * FROM rowsets WHERE rowset_id = ?", (rid,)).fetchone()
                 if r is not None:
                     removed.append(_rowset_from(r))
+                    self._touch(removed=[rid])
                     c.execute("DELETE FROM rowsets WHERE rowset_id = ?", (rid,))
                 c.execute("DELETE FROM stale_rowsets WHERE rowset_id = ?", (rid,))
             return removed

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +231,14 @@ def check_bucket_limit(buckets: int, limit: int) -> None:
                           "max_bucket_num_per_partition sets it")
 
 
+@dataclass
+class _Touched:
+    tables: set[int] = field(default_factory=set)
+    added: list[Rowset] = field(default_factory=list)  # rows the write inserts into `rowsets`
+    removed: set[str] = field(default_factory=set)  # rowset ids it deletes from `rowsets`
+    committed: bool = False
+
+
 class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
@@ -248,11 +256,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._tablet_drop_listeners: list[Callable[[list[int]], None]] = []
         # read caches, emptied by every write transaction (this process is the catalog's only writer; a
         # read-only Catalog next to a running server turns them off)
-        self._caching = True
-        self._table_cache: dict[int, OlapTable] = {}
-        self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
-        self._rowset_cache: dict[int, list[Rowset]] = {}
-        self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
+        self._init_caches(caching=True)
         # FE config max_bucket_num_per_partition (0: no limit), set by the server: checked before any tablet is made
         self.max_buckets_per_partition = DEFAULT_MAX_BUCKETS
         self.max_running_txn_num_per_db = 1000  # FE config: loads in flight per database (0: no limit)
@@ -265,6 +269,17 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("INSERT OR IGNORE INTO counters VALUES ('id', ?)", (FIRST_ID,))
             c.execute("INSERT OR IGNORE INTO counters VALUES ('txn', ?)", (FIRST_TXN_ID,))
 
+    def _init_caches(self, caching: bool) -> None:
+        self._caching = caching
+        self._table_cache: dict[int, OlapTable] = {}
+        self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
+        self._rowset_cache: dict[int, list[Rowset]] = {}
+        self._database_cache: dict[str, Database] = {}
+        self._table_ids: dict[tuple[int, str], int] = {}  # (db_id, table name) -> table_id
+        self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
+        self._schema_generation = 0  # counts the writes that are not a load's or a compaction's
+        self._touched: _Touched | None = None  # what the running scoped write changes
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -276,9 +291,12 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
     # ------------------------------------------------------------ plumbing
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One SQLite transaction; rolled back on any exception."""
+    def _write(self, scoped: bool = False) -> Iterator[sqlite3.Connection]:
+        """One SQLite transaction; rolled back on any exception. Afterwards every cache is emptied, unless the
+        write is `scoped`: then it names the tables and tablets it changes (`_touch`) and only their entries go,
+        so a steady stream of loads does not send every reader back to SQLite."""
         with self._lock:
+            self._touched = _Touched() if scoped else None
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -287,17 +305,56 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 raise
             else:
                 self._conn.execute("COMMIT")
+                if self._touched is not None:
+                    self._touched.committed = True
             finally:
                 self._generation += 1
-                self._table_cache.clear()
-                self._tablet_cache.clear()
-                self._rowset_cache.clear()
+                touched, self._touched = self._touched, None
+                if touched is None:
+                    self._schema_generation += 1
+                    self._table_cache.clear()
+                    self._tablet_cache.clear()
+                    self._rowset_cache.clear()
+                    self._database_cache.clear()
+                    self._table_ids.clear()
+                elif touched.committed:
+                    self._apply(touched)
+
+    def _apply(self, touched: _Touched) -> None:
+        """After a scoped write's commit: drop its tables' entries and bring its tablets' cached rowsets up to
+        date (new lists: a reader may hold the old one)."""
+        for table_id in touched.tables:
+            self._table_cache.pop(table_id, None)
+        by_tablet: dict[int, list[Rowset]] = {}
+        for rs in touched.added:
+            by_tablet.setdefault(rs.tablet_id, []).append(rs)
+        for tablet_id, added in by_tablet.items():
+            if (cached := self._rowset_cache.get(tablet_id)) is not None:
+                self._rowset_cache[tablet_id] = cached + added
+        if touched.removed:
+            for tablet_id, cached in list(self._rowset_cache.items()):
+                if any(rs.rowset_id in touched.removed for rs in cached):
+                    self._rowset_cache[tablet_id] = [rs for rs in cached if rs.rowset_id not in touched.removed]
+
+    def _touch(self, tables: Iterable[int] = (), added: Iterable[Rowset] = (), removed: Iterable[str] = ()) -> None:
+        """Inside a scoped write: it changes these tables' rows (partition versions, sizes) and adds or deletes
+        these rowsets."""
+        assert self._touched is not None, "_touch outside a scoped write"
+        self._touched.tables.update(tables)
+        self._touched.added.extend(added)
+        self._touched.removed.update(removed)
 
     @property
     def generation(self) -> int | None:
         """Changes with every write transaction (DDL, load, compaction, job progress). None when this
         Catalog is not the only writer (read-only, caches off): its writes cannot be seen here."""
         return self._generation if self._caching else None
+
+    @property
+    def schema_generation(self) -> int | None:
+        """Changes with every write but a load's transaction and a compaction's publish: what a plan is derived
+        from (databases, tables, partitions, indexes, views, privileges). None as for `generation`."""
+        return self._schema_generation if self._caching else None
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -348,9 +405,15 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._notify_dropped(dropped)
 
     def get_database(self, name: str) -> Database | None:
+        db = self._database_cache.get(name)
+        if db is not None:
+            return db
         with self._read() as c:
             row = c.execute("SELECT * FROM databases WHERE name = ?", (name,)).fetchone()
-        return None if row is None else self._database_from(row)
+            db = None if row is None else self._database_from(row)
+            if db is not None and self._caching:
+                self._database_cache[name] = db
+        return db
 
     def txn_counts(self) -> dict[str, int]:
         """Transactions kept, by outcome: begin (all), success (visible), failed (aborted) (metrics)."""
@@ -379,6 +442,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                         properties=_pairs(json.loads(r["properties"])))
 
     def _db_id(self, c: sqlite3.Connection, db_name: str) -> int:
+        if self._touched is None and (db := self._database_cache.get(db_name)) is not None:
+            return db.db_id  # not inside a write that may be changing it
         row = c.execute("SELECT db_id FROM databases WHERE name = ?", (db_name,)).fetchone()
         if row is None:
             raise unknown_database(db_name)
@@ -457,12 +522,24 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def get_table(self, db_name: str, name: str) -> OlapTable | None:
         """The table, or None if the database has no such table (unknown database raises)."""
+        db = self._database_cache.get(db_name)
+        if db is not None and (table_id := self._table_ids.get((db.db_id, name))) is not None:
+            table = self._table_cache.get(table_id)
+            if table is not None:
+                return table  # a cache hit does not wait for a write's commit (it reads what was there before)
         with self._read() as c:
             db_id = self._db_id(c, db_name)
             row = c.execute("SELECT table_id FROM tables WHERE db_id = ? AND name = ?", (db_id, name)).fetchone()
-            return None if row is None else self._cached_table(c, row[0])
+            if row is None:
+                return None
+            if self._caching and self._touched is None:
+                self._table_ids[(db_id, name)] = row[0]
+            return self._cached_table(c, row[0])
 
     def get_table_by_id(self, table_id: int) -> OlapTable | None:
+        table = self._table_cache.get(table_id)
+        if table is not None:
+            return table
         with self._read() as c:
             return self._cached_table(c, table_id)
 
@@ -878,7 +955,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         table = self._table_cache.get(table_id)
         if table is None:
             table = self._load_table(c, table_id)
-            if table is not None:
+            if table is not None and self._touched is None:  # inside a write it may not be committed yet
                 self._table_cache[table_id] = table
         return table
 
@@ -925,13 +1002,16 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         if index_id is not None:
             sql += " AND index_id = ?"
             args.append(index_id)
+        cached = self._tablet_cache.get(key)
+        if cached is not None:
+            return list(cached)
         with self._read() as c:
             cached = self._tablet_cache.get(key)
             if cached is None:
                 rows = c.execute(sql + " ORDER BY tablet_id", args).fetchall()
                 cached = [Tablet(tablet_id=r["tablet_id"], table_id=r["table_id"], partition_id=r["partition_id"],
                                  index_id=r["index_id"], bucket=r["bucket"]) for r in rows]
-                if self._caching:
+                if self._caching and self._touched is None:
                     self._tablet_cache[key] = cached
         return list(cached)
 
@@ -954,27 +1034,34 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def rowsets(self, tablet_id: int, max_version: int) -> list[Rowset]:
         """The rowsets a reader at `max_version` sees, in version order."""
-        with self._read() as c:
-            rows = c.execute("SELECT * FROM rowsets WHERE tablet_id = ? AND end_version <= ?",
-                             (tablet_id, max_version)).fetchall()
-        return visible_rowsets((_rowset_from(r) for r in rows), max_version)
+        cached = self._rowset_cache.get(tablet_id) if self._caching else None
+        if cached is None:
+            with self._read() as c:
+                rows = c.execute("SELECT * FROM rowsets WHERE tablet_id = ?", (tablet_id,)).fetchall()
+                cached = [_rowset_from(r) for r in rows]
+                if self._caching and self._touched is None:
+                    self._rowset_cache[tablet_id] = cached
+        return visible_rowsets(cached, max_version)
 
     def rowsets_for_tablets(self, tablets: Sequence[Tablet], versions: Mapping[int, int]) -> dict[int, list[Rowset]]:
         """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
         by_tablet: dict[int, list[Rowset]] = {}
-        with self._read() as c:
-            if not self._caching:
-                self._rowset_cache.clear()
-            missing = [t.tablet_id for t in tablets if t.tablet_id not in self._rowset_cache]
-            for start in range(0, len(missing), 500):
-                chunk = missing[start:start + 500]
-                marks = ",".join("?" * len(chunk))
-                fetched: dict[int, list[Rowset]] = {tid: [] for tid in chunk}
-                for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({marks})", chunk):
-                    fetched[r["tablet_id"]].append(_rowset_from(r))
-                self._rowset_cache.update(fetched)
-            for t in tablets:
-                by_tablet[t.tablet_id] = self._rowset_cache[t.tablet_id]
+        cache = self._rowset_cache if self._caching else {}
+        for t in tablets:  # hits do not wait for a write's commit
+            if (hit := cache.get(t.tablet_id)) is not None:
+                by_tablet[t.tablet_id] = hit
+        missing = [t.tablet_id for t in tablets if t.tablet_id not in by_tablet]
+        if missing:
+            with self._read() as c:
+                for start in range(0, len(missing), 500):
+                    chunk = missing[start:start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    fetched: dict[int, list[Rowset]] = {tid: [] for tid in chunk}
+                    for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({marks})", chunk):
+                        fetched[r["tablet_id"]].append(_rowset_from(r))
+                    by_tablet.update(fetched)
+                    if self._caching and self._touched is None:
+                        cache.update(fetched)
         partition_of = {t.tablet_id: t.partition_id for t in tablets}
         return {tid: visible_rowsets(rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
 
@@ -990,7 +1077,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def begin_txn(self, db_id: int, table_id: int, label: str | None = None) -> int:
         label = label or new_label()
-        with self._write() as c:
+        with self._write(scoped=True) as c:  # a transaction record: nothing cached changes
             used = c.execute("SELECT 1 FROM transactions WHERE db_id = ? AND label = ? AND status != ?",
                              (db_id, label, TXN_ABORTED)).fetchone()
             if used:
@@ -1025,7 +1112,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         return None if row is None else _txn_from(row)
 
     def abort_txn(self, txn_id: int, reason: str = "") -> None:
-        with self._write() as c:
+        with self._write(scoped=True) as c:
             c.execute("UPDATE transactions SET status = ?, finished_at = ?, reason = ? WHERE txn_id = ? "
                       "AND status = ?", (TXN_ABORTED, time.time(), reason, txn_id, TXN_PREPARE))
 
@@ -1055,7 +1142,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         partition_id -> new visible version.
         """
         partition_ids = sorted(set(partition_ids) | set(overwrite))
-        with self._write() as c:
+        with self._write(scoped=not overwrite and also is None) as c:  # a plain load: its table and tablets
             txn = c.execute("SELECT * FROM transactions WHERE txn_id = ?", (txn_id,)).fetchone()
             if txn is None or txn["status"] != TXN_PREPARE:
                 state = "unknown" if txn is None else txn["status"]
@@ -1102,6 +1189,9 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     (rs.rowset_id, rs.tablet_id, start, v, rs.num_rows, rs.num_segments, rs.data_size, txn_id,
                      rs.kind, rs.delete_predicate, int(rs.overlapping), now),
                 )
+                if self._touched is not None:
+                    self._touch(added=[replace(rs, start_version=start, end_version=v, txn_id=txn_id,
+                                               overlapping=bool(rs.overlapping), created_at=now)])
                 data_size[t["partition_id"]] += rs.data_size
                 if t["index_id"] == base[0]:
                     row_count[t["partition_id"]] += rs.num_rows
@@ -1118,6 +1208,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
             c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",
                       (TXN_VISIBLE, now, txn_id))
+            if self._touched is not None:
+                self._touch(tables=[table_id])
             if also is not None:
                 also(c)
             return versions

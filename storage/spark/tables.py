@@ -37,10 +37,7 @@ def open_catalog_read_only(root: Path | str) -> Catalog:
                                     check_same_thread=False)
     catalog._conn.row_factory = sqlite3.Row
     catalog._tablet_drop_listeners = []
-    catalog._caching = False
-    catalog._table_cache = {}
-    catalog._tablet_cache = {}
-    catalog._rowset_cache = {}
+    catalog._init_caches(caching=False)
     return catalog
 
 
