@@ -55,6 +55,10 @@ class CompactionConfig:
     cumulative_compaction_min_deltas: int = 5
     cumulative_compaction_max_deltas: int = 1000
     cumulative_compaction_skip_window_seconds: int = 30
+    # ours: the window holds back at most this many of the newest loads (0: no limit). At a load every 100 ms
+    # Doris's window alone would leave 300 rowsets for every read to merge; read holds already keep the
+    # inputs a running query needs, which is what the window protects.
+    cumulative_compaction_skip_window_max_rowsets: int = 20
     base_compaction_min_rowset_num: int = 5
     base_compaction_min_data_ratio: float = 0.3
     base_compaction_interval_seconds_since_last_operation: int = 86400
@@ -286,10 +290,20 @@ def cumulative_candidates(rowsets: Sequence[Rowset], state: TabletCompactionStat
     cumulative_compaction_skip_window_seconds ago or are compaction outputs (start != end), in version
     order, cut at the first missing version."""
     point = calculate_cumulative_point(rowsets, state, config)
+    return consecutive_prefix(outside_skip_window(rowsets, point, config, now))
+
+
+def outside_skip_window(rowsets: Sequence[Rowset], point: int, config: CompactionConfig, now: float
+                        ) -> list[Rowset]:
+    """The rowsets from `point` on, in version order, that the skip window does not hold back: compaction
+    outputs, loads published more than cumulative_compaction_skip_window_seconds ago, and, when more loads than
+    cumulative_compaction_skip_window_max_rowsets arrived within the window, all but the newest of them."""
+    after = [rs for rs in sort_by_version(rowsets) if rs.start_version >= point]
     window = config.cumulative_compaction_skip_window_seconds
-    candidates = [rs for rs in sort_by_version(rowsets)
-                  if rs.start_version >= point and (rs.created_at + window < now or not is_singleton(rs))]
-    return consecutive_prefix(candidates)
+    recent = [i for i, rs in enumerate(after) if is_singleton(rs) and rs.created_at + window >= now]
+    limit = config.cumulative_compaction_skip_window_max_rowsets
+    held = set(recent[-limit:] if limit else recent)
+    return [rs for i, rs in enumerate(after) if i not in held]
 
 
 # ------------------------------------------------------------------------------ cumulative inputs

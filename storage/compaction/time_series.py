@@ -31,6 +31,7 @@ from storage.compaction.policy import (
     is_delete,
     is_segments_overlapping,
     is_singleton,
+    outside_skip_window,
     rowset_score,
     sort_by_version,
 )
@@ -107,9 +108,7 @@ def plan_cumulative(rowsets: Sequence[Rowset], state: TabletCompactionState, con
     """TimeSeriesCumulativeCompactionPolicy::pick_input_rowsets: from the first not yet compacted rowset,
     consecutive rowsets up to the goal size; a delete version ends the walk after some inputs."""
     point = calculate_cumulative_point(rowsets, state)
-    window = config.cumulative_compaction_skip_window_seconds
-    candidates = consecutive_prefix([rs for rs in sort_by_version(rowsets) if rs.start_version >= point
-                                     and (rs.created_at + window < now or not is_singleton(rs))])
+    candidates = consecutive_prefix(outside_skip_window(rowsets, point, config, now))
     start = next((i for i, rs in enumerate(candidates) if is_singleton(rs)), len(candidates))
     inputs: list[Rowset] = []
     score = total = 0

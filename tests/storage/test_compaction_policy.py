@@ -840,3 +840,17 @@ def test_permits_are_thread_safe() -> None:
     assert all(not t.is_alive() for t in threads)
     assert pool.used == 0
     assert peak[0] <= 10
+
+
+def test_skip_window_holds_back_only_the_newest_loads() -> None:
+    from storage.compaction.policy import outside_skip_window
+
+    now = 1000.0
+    rowsets = [Rowset(f"r{v}", 1, v, v, 10, 1, 100, v, created_at=now - 100 + v) for v in range(2, 102)]
+    default = CompactionConfig()  # window 30 s, at most 20 held
+    free = outside_skip_window(rowsets, 2, default, now)
+    assert [rs.start_version for rs in free] == list(range(2, 82))  # the newest 20 stay for the next round
+    unbounded = CompactionConfig(cumulative_compaction_skip_window_max_rowsets=0)
+    assert [rs.start_version for rs in outside_skip_window(rowsets, 2, unbounded, now)] == list(range(2, 70))
+    few = rowsets[:75]  # seven loads in the window: all held back, as Doris's window alone does
+    assert [rs.start_version for rs in outside_skip_window(few, 2, default, now)] == list(range(2, 70))
