@@ -4,8 +4,9 @@ which database, how it ended and how long it took, the statement text with passw
     2026-11-27 13:00:00,123 [query] |Client=127.0.0.1:50000|User=bob|Ctl=internal|Db=d|State=EOF|ErrorCode=0|
     ErrorMessage=|Time(ms)=3|ScanBytes=0|ScanRows=0|ReturnRows=1|StmtId=7|QueryId=...|IsQuery=true|Stmt=select 1
 
-Rotated at fe.conf `audit_log_roll_size_mb` (Doris's audit_log_roll_num files kept); written by a logging
-handler, so statements from many sessions never interleave within a line.
+Rotated at fe.conf `audit_log_roll_size_mb` (Doris's audit_log_roll_num files kept). Like Doris's audit event
+processor, a statement only queues its line; one thread writes them in order (written under one lock by every
+session's thread, the lines made 16 busy clients wait a fifth of their time for each other).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import itertools
 import logging
 import logging.handlers
+import queue
 import re
 from pathlib import Path
 
@@ -36,10 +38,13 @@ class AuditLog:
         self._log = logging.getLogger(f"dorislite.audit.{id(self)}")
         self._log.propagate = False
         self._log.setLevel(logging.INFO)
-        handler = logging.handlers.RotatingFileHandler(self.path, maxBytes=roll_size_mb * 1024 * 1024,
-                                                       backupCount=roll_num, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s [query] %(message)s"))
-        self._log.addHandler(handler)
+        self._file = logging.handlers.RotatingFileHandler(self.path, maxBytes=roll_size_mb * 1024 * 1024,
+                                                          backupCount=roll_num, encoding="utf-8")
+        self._file.setFormatter(logging.Formatter("%(asctime)s [query] %(message)s"))
+        lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+        self._log.addHandler(logging.handlers.QueueHandler(lines))
+        self._writer = logging.handlers.QueueListener(lines, self._file)
+        self._writer.start()
         self._ids = itertools.count(1)
 
     def record(self, *, client: str, user: str, db: str | None, state: str, error_code: int, error: str,
@@ -52,6 +57,8 @@ class AuditLog:
             f"|IsQuery={'true' if is_query else 'false'}|Stmt={text}")
 
     def close(self) -> None:
+        """Write what is queued, then close the file."""
         for handler in list(self._log.handlers):
-            handler.close()
             self._log.removeHandler(handler)
+        self._writer.stop()
+        self._file.close()

@@ -288,7 +288,8 @@ def write_routed_rows(staging: Path, table: OlapTable, tablets: Mapping[tuple[in
     return [rs for group_rowsets in written for rs in group_rowsets], sorted(touched)
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a folder's entries (a new or removed file) durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -586,7 +587,7 @@ class StorageEngine:
                     os.replace(src_dir / name, dst)
                     moved.append(dst)
             for tablet_id in {s.tablet_id for s in staged}:
-                _fsync_dir(self.tablet_dir(tablet_id))
+                fsync_dir(self.tablet_dir(tablet_id))
             now = time.time()
             rowsets = [Rowset(rowset_id=s.rowset_id, tablet_id=s.tablet_id, start_version=0, end_version=0,
                               num_rows=s.num_rows, num_segments=s.num_segments, data_size=s.data_size,

@@ -27,7 +27,7 @@ import pyarrow.ipc as ipc
 
 from storage.catalog.model import OlapTable
 from storage.catalog.store import TXN_VISIBLE
-from storage.engine import StorageEngine
+from storage.engine import StorageEngine, fsync_dir
 
 log = logging.getLogger("dorislite.group_commit")
 
@@ -70,7 +70,7 @@ class _Log:
         self.durable = 0  # records covered by a finished fsync
         self._file.flush()
         os.fsync(self._file.fileno())
-        _fsync_dir(path.parent)  # the file itself survives a crash, not just its bytes
+        fsync_dir(path.parent)  # the file itself survives a crash, not just its bytes
 
     def append(self, rows: pa.Table) -> None:
         """Write `rows` and return once they are on disk."""
@@ -261,14 +261,6 @@ def _records(path: Path) -> list[pa.Table]:
     except (pa.ArrowInvalid, OSError) as e:
         log.warning("group commit log %s ends in a partial record (%s): loading what precedes it", path, e)
     return out
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _int(text: str | None, default: int) -> int:

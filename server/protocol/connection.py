@@ -38,6 +38,7 @@ from server.protocol.resultset import (
     binary_rows,
     column_definition,
     frame_rows,
+    small_text_packets,
     text_rows,
     wire_columns,
 )
@@ -151,6 +152,10 @@ class Connection:
         fut = self.server.executor.submit(fn, *args)
         self._inflight = fut
         return await asyncio.wrap_future(fut)
+
+    def _admitted(self, fn: Callable[..., T], *args: Any) -> T:
+        with self.server.admission.admit():
+            return fn(*args)
 
     def _state(self, command: str, info: str | None = None) -> None:
         self.command, self.info, self.since = command, info, time.monotonic()
@@ -273,7 +278,7 @@ class Connection:
         self.server.questions += 1
         self._state("Query", sql[:1024])
         try:
-            results = await self._in_thread(self._require_handler().execute, sql, multi)
+            results = await self._in_thread(self._admitted, self._require_handler().execute, sql, multi)
         except Exception as e:
             partial = getattr(e, "results", None)
             if isinstance(partial, list) and partial and self.caps & Capabilities.CLIENT_MULTI_RESULTS:
@@ -311,7 +316,11 @@ class Connection:
         self.stream.write(eof_packet(status))
         encode = binary_rows if binary else text_rows
         for batch in batches(rs):
-            if batch.num_rows <= INLINE_ROWS:  # cheaper here than two trips to a worker thread and back
+            if batch.num_rows <= INLINE_ROWS and not binary:  # cheaper here than two trips to a worker thread
+                if (packets := small_text_packets(batch, columns, self.stream.seq)) is not None:
+                    self.stream.write_framed(packets, batch.num_rows)
+                    continue
+            if batch.num_rows <= INLINE_ROWS:
                 rows = encode(batch, columns)
                 framed = frame_rows(rows, self.stream.seq)
             else:

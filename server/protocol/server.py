@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from server.auth import UserStore
+from server.protocol.admission import Admission
 from server.protocol.connection import Connection
 from server.protocol.constants import ErrorCode
 from server.protocol.handler import HandlerFactory
@@ -58,6 +59,7 @@ class MysqlServer:
         self.net_write_timeout = net_write_timeout  # Doris's net_write_timeout default
         self.close_wait = 5.0  # how long stop/cleanup waits for a statement still running in a thread
         self.executor = ThreadPoolExecutor(max_workers=worker_threads, thread_name_prefix="mysql-worker")
+        self.admission = Admission()  # statements running their Python at once
         self.questions = 0
         self.started_at = time.monotonic()
         self._ids = itertools.count(1)

@@ -12,7 +12,7 @@ import pytest
 from server.auth import UserStore, native_password_hash, scramble_native_password
 from server.protocol.packets import PayloadReader, lenenc_int
 from server.protocol.prepared import PreparedStatement, placeholder_positions, quote_string, render_literal
-from server.protocol.resultset import binary_rows, frame_rows, text_rows, wire_columns
+from server.protocol.resultset import binary_rows, frame_rows, small_text_packets, text_rows, wire_columns
 
 SALT = b"abcdefghij0123456789"
 
@@ -102,6 +102,24 @@ def test_text_rows_formats_by_type() -> None:
     assert _lenenc_cells(rows[2])[0] is None and _lenenc_cells(rows[2])[3] is None
 
 
+def test_small_batches_encode_as_the_vectorized_path() -> None:
+    table = pa.table({
+        "i8": pa.array([-128, None, 127], pa.int8()), "u64": pa.array([2**64 - 1, 0, None], pa.uint64()),
+        "big": pa.array([-(2**63), 2**63 - 1, None], pa.int64()),
+        "s": pa.array(["", "caf\u00e9", None]), "ls": pa.array(["x" * 300, "y", None], pa.large_string()),
+        "dec": pa.array([Decimal("1.5"), Decimal("0"), None], pa.decimal128(9, 3)),
+        "ts": pa.array([dt.datetime(2024, 1, 2, 3, 4, 5, 123456), None, dt.datetime(1, 1, 1)], pa.timestamp("us")),
+        "d": pa.array([dt.date(2024, 2, 29), None, dt.date(9999, 12, 31)], pa.date32()),
+        "b": pa.array([True, False, None]), "f": pa.array([0.1, 1e20, float("nan")], pa.float64()),
+        "bin": pa.array([b"\x00\xff", b"", None], pa.binary()),
+        "lst": pa.array([[1, 2], [], None], pa.list_(pa.int32())),
+        "dict": pa.array(["a", None, "a"]).dictionary_encode(), "null": pa.nulls(3),
+    })
+    cols = wire_columns(table.schema)
+    batch = table.to_batches()[0]
+    assert small_text_packets(batch, cols, 7) == bytes(frame_rows(text_rows(batch, cols), 7))
+
+
 @pytest.mark.parametrize("size", [0, 250, 251, 65535, 65536, 70000])
 def test_length_encoded_cells(size: int) -> None:
     table = pa.table({"s": ["x" * size, "y"]})
@@ -135,3 +153,49 @@ def test_binary_rows_layout() -> None:
                        + b"\x0b" + struct.pack("<HBBBBBI", 2024, 1, 2, 3, 4, 5, 6))
     assert rows[1] == (b"\x00" + bytes((1 << 2 | 1 << 5,)) + struct.pack("<I", 3)
                        + b"\x04" + struct.pack("<HBB", 1970, 1, 1) + b"\x01z")
+
+
+# -- admission ------------------------------------------------------------------------------------------
+
+def test_admission_runs_slots_at_once_and_a_long_statement_gives_its_slot_up() -> None:
+    import threading
+    import time
+
+    from server.protocol.admission import Admission
+
+    gate = Admission(slots=2, grace=0.2)
+    most, lock, running = [0], threading.Lock(), [0]
+
+    def short() -> None:
+        with gate.admit():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.01)
+            with lock:
+                running[0] -= 1
+
+    threads = [threading.Thread(target=short) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 2
+    release = threading.Event()
+
+    def long() -> None:
+        with gate.admit():
+            release.wait(10)
+
+    blockers = [threading.Thread(target=long) for _ in range(2)]
+    for t in blockers:
+        t.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    short()  # both slots held by statements still running: it waits out their grace, not their end
+    waited = time.monotonic() - started
+    release.set()
+    for t in blockers:
+        t.join()
+    assert 0.1 <= waited < 2
+    assert gate.running == 0
