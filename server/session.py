@@ -506,6 +506,10 @@ class Session:
             return value.name
         if isinstance(value, exp.Boolean):
             return 1 if value.this else 0
+        if isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit():
+            return int(value.this)  # `SET autocommit = 0`, which clients send on every connect: no query for it
+        if isinstance(value, exp.Literal) and value.is_string:
+            return value.this
         result = self.run_query(exp.select(value.copy()))
         return result.column(0)[0].as_py() if result.num_rows else None
 

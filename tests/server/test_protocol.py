@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import shutil
 import subprocess
@@ -416,3 +417,34 @@ def test_mysql_cli(srv: ServerThread) -> None:
                            text=True, timeout=20)
         assert r.returncode == 0 and r.stdout.startswith("Uptime: ")
         assert "Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: " in r.stdout
+
+
+def test_hundreds_of_idle_connections_hold_no_thread_each(server) -> None:
+    """An idle connection is a socket the event loop watches: 200 of them add no threads, and each still
+    answers at once."""
+    from pathlib import Path
+
+    def threads() -> int:
+        return len(list(Path(f"/proc/{server.proc.pid}/task").iterdir()))
+
+    users = ("idle1", "idle2")  # max_user_connections is 100 per user, as in Doris
+    with server.connect() as admin, admin.cursor() as cur:
+        for user in users:
+            cur.execute(f"CREATE USER IF NOT EXISTS '{user}' IDENTIFIED BY 'pw'")
+    before = threads()
+    conns = []
+    try:
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:  # pymysql spends ~60 ms of its own per login
+            conns += pool.map(lambda user: server.connect(user=user, password="pw"), [u for u in users
+                                                                                     for _ in range(100)])
+        assert threads() <= before + 40  # the worker pool may grow a little, never by a thread per connection
+        for conn in conns[::10]:
+            with conn.cursor() as cur:
+                cur.execute("SELECT CONNECTION_ID()")
+                assert cur.fetchone()[0] > 0
+    finally:
+        for conn in conns:
+            conn.close()
+        with server.connect() as admin, admin.cursor() as cur:
+            for user in users:
+                cur.execute(f"DROP USER IF EXISTS '{user}'")
