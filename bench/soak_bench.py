@@ -151,6 +151,9 @@ def main() -> None:
                      f"{p(r['writes'], 0.99) * 1000:.0f} | {statistics.median(r['reads']) * 1000:.0f} | "
                      f"{p(r['reads'], 0.99) * 1000:.0f} | {max(r['rowsets'], default=0)} | {len(r['errors'])} | "
                      f"{'yes' if r['dup_ok'] and r['agg_ok'] else 'NO ' + str((r['dup'], r['agg']))} |")
+    lines += ["", "Most rowsets in any tablet, sampled every 2 s (every fifth sample shown):", ""]
+    for mode, r in results.items():
+        lines.append(f"- {mode}: " + " ".join(str(n) for n in r["rowsets"][::5]))
     report(OUT, lines)
 
 
