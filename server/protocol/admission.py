@@ -14,17 +14,19 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_GRACE_SECONDS = 0.1
 
 
 @dataclass
 class _Ticket:
-    started: float
+    started: float = 0.0
     holds: bool = True  # still counts against the slots
+    granted: threading.Event = field(default_factory=threading.Event)
 
 
 class Admission:
@@ -33,37 +35,56 @@ class Admission:
         self.grace = grace
         self._free = self.slots
         self._running: list[_Ticket] = []
-        self._cond = threading.Condition()
+        self._waiting: deque[_Ticket] = deque()  # first come, first served: nobody waits behind later arrivals
+        self._lock = threading.Lock()
 
     @contextmanager
     def admit(self) -> Iterator[None]:
-        """Run the body when a slot is free (or a running statement has had its grace)."""
-        with self._cond:
-            while self._free <= 0:
-                self._release_overdue(time.monotonic())
-                if self._free > 0:
-                    break
-                oldest = min(t.started for t in self._running if t.holds)
-                self._cond.wait(max(0.001, oldest + self.grace - time.monotonic()))
-            self._free -= 1
-            ticket = _Ticket(time.monotonic())
-            self._running.append(ticket)
+        """Run the body when its turn comes: a slot is free, or a running statement has had its grace."""
+        ticket = _Ticket()
+        with self._lock:
+            self._waiting.append(ticket)
+            self._grant(time.monotonic())
+        try:
+            while not ticket.granted.is_set():
+                with self._lock:
+                    holding = [t.started for t in self._running if t.holds]
+                wait = min(holding) + self.grace - time.monotonic() if holding else 0.001
+                if not ticket.granted.wait(max(0.001, wait)):
+                    with self._lock:
+                        self._grant(time.monotonic())
+        except BaseException:  # interrupted while waiting: give the turn (or the slot just granted) back
+            with self._lock:
+                if ticket in self._waiting:
+                    self._waiting.remove(ticket)
+                else:
+                    self._running.remove(ticket)
+                    self._free += ticket.holds
+                self._grant(time.monotonic())
+            raise
         try:
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._running.remove(ticket)
                 if ticket.holds:
                     self._free += 1
-                    self._cond.notify()
+                self._grant(time.monotonic())
 
-    def _release_overdue(self, now: float) -> None:
-        for ticket in self._running:
-            if ticket.holds and now - ticket.started >= self.grace:
-                ticket.holds = False
+    def _grant(self, now: float) -> None:
+        """Free the slots of statements past their grace, then give free slots to the oldest waiters."""
+        for t in self._running:
+            if t.holds and now - t.started >= self.grace:
+                t.holds = False
                 self._free += 1
+        while self._free > 0 and self._waiting:
+            t = self._waiting.popleft()
+            self._free -= 1
+            t.started = now
+            self._running.append(t)
+            t.granted.set()
 
     @property
     def running(self) -> int:
-        with self._cond:
+        with self._lock:
             return len(self._running)
