@@ -166,8 +166,10 @@ def _recording(ctx: QueryContext) -> _Recording:
 
 
 def _empty(source: TableSource) -> bool:
-    table = source.table  # an OlapTableSource
-    return not any(p.row_count for p in table.partitions)
+    """No rows in the table now (the catalog's, not the source's copy, which may predate the loads)."""
+    assert isinstance(source, OlapTableSource)
+    current = source.engine.catalog.get_table_by_id(source.table.table_id) or source.table
+    return not any(p.row_count for p in (current.temp_partitions if source.temporary else current.partitions))
 
 
 def _same_reads(entry: _Entry, ctx: QueryContext) -> bool:
