@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,6 +31,16 @@ def best_of(fn: Callable[[], Any], repeat: int, budget: float = 0.0) -> tuple[fl
         took = time.perf_counter() - t0
         best, spent, runs = min(best, took), spent + took, runs + 1
     return best, out
+
+
+def run_threads(threads: list[threading.Thread]) -> float:
+    """Start every thread, wait for all; the seconds they took together."""
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - started
 
 
 @contextmanager

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pymysql
 
-from bench.harness import bench_engine, dorislite_server, report, scratch_dir
+from bench.harness import bench_engine, dorislite_server, report, run_threads, scratch_dir
 from bench.index_bench import BATCH, compact_fully, make_batch, spec
 
 OUT = Path(__file__).resolve().parent / "out" / "point_lookup.md"
@@ -65,13 +65,7 @@ def lookups(run_one, seconds: float, clients: int, rows: int) -> dict:
         if "close" in state:
             state["close"]()
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - started
+    elapsed = run_threads([threading.Thread(target=client, args=(n,)) for n in range(clients)])
     every = sorted(x for per in latencies for x in per)
     return {"qps": len(every) / elapsed, "p50": statistics.median(every) * 1000,
             "p99": every[min(len(every) - 1, int(len(every) * 0.99))] * 1000, "wrong": wrong}

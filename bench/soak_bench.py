@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pymysql
 
-from bench.harness import dorislite_server, report, scratch_dir
+from bench.harness import dorislite_server, report, run_threads, scratch_dir
 
 OUT = Path(__file__).resolve().parent / "out" / "soak.md"
 DDL = {
@@ -102,12 +102,7 @@ def soak(port: int, seconds: float, clients: int, mode: str) -> dict:
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(clients // 2)]
     threads += [threading.Thread(target=reader, args=(n,)) for n in range(clients - clients // 2)]
     threads.append(threading.Thread(target=sampler))
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - started
+    elapsed = run_threads(threads)
     time.sleep(12 if mode != "off_mode" else 0)  # an async batch becomes visible at its interval's end
     conn = pymysql.connect(host="127.0.0.1", port=port, user="root", database="soak", autocommit=True)
     cur = conn.cursor()
