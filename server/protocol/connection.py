@@ -38,7 +38,7 @@ from server.protocol.resultset import (
     binary_rows,
     column_definition,
     frame_rows,
-    small_text_packets,
+    small_text_rows,
     text_rows,
     wire_columns,
 )
@@ -317,9 +317,9 @@ class Connection:
         encode = binary_rows if binary else text_rows
         for batch in batches(rs):
             if batch.num_rows <= INLINE_ROWS and not binary:  # cheaper here than two trips to a worker thread
-                if (packets := small_text_packets(batch, columns, self.stream.seq)) is not None:
-                    self.stream.write_framed(packets, batch.num_rows)
-                    continue
+                for payload in small_text_rows(batch, columns):
+                    self.stream.write(payload)
+                continue
             if batch.num_rows <= INLINE_ROWS:
                 rows = encode(batch, columns)
                 framed = frame_rows(rows, self.stream.seq)

@@ -151,10 +151,10 @@ def _lenenc_cells(values: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise(_lenenc_prefixes(lengths), values, b"")
 
 
-def small_text_packets(batch: pa.RecordBatch, columns: list[WireColumn], first_seq: int) -> bytes | None:
-    """The framed text-protocol row packets of a small batch, built in Python: each Arrow compute call costs
-    ~30 us, and the vectorized path makes a dozen per column. Integers and strings are written here (their text
-    is the same); other types take text_values' rules. None if a row needs splitting (16 MiB)."""
+def small_text_rows(batch: pa.RecordBatch, columns: list[WireColumn]) -> list[bytes]:
+    """text_rows of a small batch, built in Python: each Arrow compute call costs ~30 us, and the vectorized path
+    makes a dozen per column. Integers and strings are written here (their text is the same); other types take
+    text_values' rules."""
     cells: list[list[bytes | None]] = []
     for i, col in enumerate(columns):
         arr = batch.column(i)
@@ -165,15 +165,7 @@ def small_text_packets(batch: pa.RecordBatch, columns: list[WireColumn], first_s
             cells.append([None if v is None else v.encode() for v in arr.to_pylist()])
         else:
             cells.append(text_values(arr, col).to_pylist())
-    out = []
-    seq = first_seq
-    for row in zip(*cells, strict=True):
-        payload = b"".join(b"\xfb" if v is None else lenenc_str(v) for v in row)
-        if len(payload) >= MAX_PAYLOAD:
-            return None
-        out.append(len(payload).to_bytes(3, "little") + bytes((seq & 0xFF,)) + payload)
-        seq += 1
-    return b"".join(out)
+    return [b"".join(b"\xfb" if v is None else lenenc_str(v) for v in row) for row in zip(*cells, strict=True)]
 
 
 def text_rows(batch: pa.RecordBatch, columns: list[WireColumn]) -> pa.Array:

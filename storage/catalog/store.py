@@ -236,7 +236,6 @@ class _Touched:
     tables: set[int] = field(default_factory=set)
     added: list[Rowset] = field(default_factory=list)  # rows the write inserts into `rowsets`
     removed: set[str] = field(default_factory=set)  # rowset ids it deletes from `rowsets`
-    committed: bool = False
 
 
 class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog):
@@ -278,6 +277,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._table_ids: dict[tuple[int, str], int] = {}  # (db_id, table name) -> table_id
         self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
         self._schema_generation = 0  # counts the writes that are not a load's or a compaction's
+        self._writing = False  # a write transaction is open: what it reads may not be committed, so not cached
         self._touched: _Touched | None = None  # what the running scoped write changes
 
     def close(self) -> None:
@@ -296,7 +296,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         write is `scoped`: then it names the tables and tablets it changes (`_touch`) and only their entries go,
         so a steady stream of loads does not send every reader back to SQLite."""
         with self._lock:
-            self._touched = _Touched() if scoped else None
+            touched = self._touched = _Touched() if scoped else None
+            self._writing = True
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -305,11 +306,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 raise
             else:
                 self._conn.execute("COMMIT")
-                if self._touched is not None:
-                    self._touched.committed = True
+                if touched is not None:
+                    self._apply(touched)
             finally:
                 self._generation += 1
-                touched, self._touched = self._touched, None
+                self._writing, self._touched = False, None
                 if touched is None:
                     self._schema_generation += 1
                     self._table_cache.clear()
@@ -317,8 +318,6 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     self._rowset_cache.clear()
                     self._database_cache.clear()
                     self._table_ids.clear()
-                elif touched.committed:
-                    self._apply(touched)
 
     def _apply(self, touched: _Touched) -> None:
         """After a scoped write's commit: drop its tables' entries and bring its tablets' cached rowsets up to
@@ -337,9 +336,10 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     self._rowset_cache[tablet_id] = [rs for rs in cached if rs.rowset_id not in touched.removed]
 
     def _touch(self, tables: Iterable[int] = (), added: Iterable[Rowset] = (), removed: Iterable[str] = ()) -> None:
-        """Inside a scoped write: it changes these tables' rows (partition versions, sizes) and adds or deletes
-        these rowsets."""
-        assert self._touched is not None, "_touch outside a scoped write"
+        """The running write changes these tables' rows (partition versions, sizes) and adds or deletes these
+        rowsets (noted for a scoped write; any other write empties every cache anyway)."""
+        if self._touched is None:
+            return
         self._touched.tables.update(tables)
         self._touched.added.extend(added)
         self._touched.removed.update(removed)
@@ -349,6 +349,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         """Changes with every write transaction (DDL, load, compaction, job progress). None when this
         Catalog is not the only writer (read-only, caches off): its writes cannot be seen here."""
         return self._generation if self._caching else None
+
+    def _may_fill(self) -> bool:
+        """Whether what is read now may go into a cache: caching is on and no write is open (its rows may not
+        commit)."""
+        return self._caching and not self._writing
 
     @property
     def schema_generation(self) -> int | None:
@@ -411,7 +416,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         with self._read() as c:
             row = c.execute("SELECT * FROM databases WHERE name = ?", (name,)).fetchone()
             db = None if row is None else self._database_from(row)
-            if db is not None and self._caching:
+            if db is not None and self._may_fill():
                 self._database_cache[name] = db
         return db
 
@@ -442,7 +447,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                         properties=_pairs(json.loads(r["properties"])))
 
     def _db_id(self, c: sqlite3.Connection, db_name: str) -> int:
-        if self._touched is None and (db := self._database_cache.get(db_name)) is not None:
+        if not self._writing and (db := self._database_cache.get(db_name)) is not None:
             return db.db_id  # not inside a write that may be changing it
         row = c.execute("SELECT db_id FROM databases WHERE name = ?", (db_name,)).fetchone()
         if row is None:
@@ -532,7 +537,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             row = c.execute("SELECT table_id FROM tables WHERE db_id = ? AND name = ?", (db_id, name)).fetchone()
             if row is None:
                 return None
-            if self._caching and self._touched is None:
+            if self._may_fill():
                 self._table_ids[(db_id, name)] = row[0]
             return self._cached_table(c, row[0])
 
@@ -955,7 +960,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         table = self._table_cache.get(table_id)
         if table is None:
             table = self._load_table(c, table_id)
-            if table is not None and self._touched is None:  # inside a write it may not be committed yet
+            if table is not None and self._may_fill():
                 self._table_cache[table_id] = table
         return table
 
@@ -1011,7 +1016,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 rows = c.execute(sql + " ORDER BY tablet_id", args).fetchall()
                 cached = [Tablet(tablet_id=r["tablet_id"], table_id=r["table_id"], partition_id=r["partition_id"],
                                  index_id=r["index_id"], bucket=r["bucket"]) for r in rows]
-                if self._caching and self._touched is None:
+                if self._may_fill():
                     self._tablet_cache[key] = cached
         return list(cached)
 
@@ -1034,34 +1039,35 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def rowsets(self, tablet_id: int, max_version: int) -> list[Rowset]:
         """The rowsets a reader at `max_version` sees, in version order."""
-        cached = self._rowset_cache.get(tablet_id) if self._caching else None
-        if cached is None:
-            with self._read() as c:
-                rows = c.execute("SELECT * FROM rowsets WHERE tablet_id = ?", (tablet_id,)).fetchall()
-                cached = [_rowset_from(r) for r in rows]
-                if self._caching and self._touched is None:
-                    self._rowset_cache[tablet_id] = cached
-        return visible_rowsets(cached, max_version)
+        return visible_rowsets(self._all_rowsets_of([tablet_id])[tablet_id], max_version)
 
-    def rowsets_for_tablets(self, tablets: Sequence[Tablet], versions: Mapping[int, int]) -> dict[int, list[Rowset]]:
-        """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
-        by_tablet: dict[int, list[Rowset]] = {}
+    def _all_rowsets_of(self, tablet_ids: Sequence[int]) -> dict[int, list[Rowset]]:
+        """tablet_id -> every rowset row of the tablet (stale ones too), from the cache when there (hits do not
+        wait for a write's commit)."""
         cache = self._rowset_cache if self._caching else {}
-        for t in tablets:  # hits do not wait for a write's commit
-            if (hit := cache.get(t.tablet_id)) is not None:
-                by_tablet[t.tablet_id] = hit
-        missing = [t.tablet_id for t in tablets if t.tablet_id not in by_tablet]
+        out: dict[int, list[Rowset]] = {}
+        missing = []
+        for tid in tablet_ids:
+            if (hit := cache.get(tid)) is not None:
+                out[tid] = hit
+            else:
+                missing.append(tid)
         if missing:
             with self._read() as c:
                 for start in range(0, len(missing), 500):
                     chunk = missing[start:start + 500]
-                    marks = ",".join("?" * len(chunk))
                     fetched: dict[int, list[Rowset]] = {tid: [] for tid in chunk}
-                    for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({marks})", chunk):
+                    for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({','.join('?' * len(chunk))})",
+                                       chunk):
                         fetched[r["tablet_id"]].append(_rowset_from(r))
-                    by_tablet.update(fetched)
-                    if self._caching and self._touched is None:
+                    out.update(fetched)
+                    if self._may_fill():
                         cache.update(fetched)
+        return out
+
+    def rowsets_for_tablets(self, tablets: Sequence[Tablet], versions: Mapping[int, int]) -> dict[int, list[Rowset]]:
+        """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
+        by_tablet = self._all_rowsets_of([t.tablet_id for t in tablets])
         partition_of = {t.tablet_id: t.partition_id for t in tablets}
         return {tid: visible_rowsets(rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
 
@@ -1189,9 +1195,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     (rs.rowset_id, rs.tablet_id, start, v, rs.num_rows, rs.num_segments, rs.data_size, txn_id,
                      rs.kind, rs.delete_predicate, int(rs.overlapping), now),
                 )
-                if self._touched is not None:
-                    self._touch(added=[replace(rs, start_version=start, end_version=v, txn_id=txn_id,
-                                               overlapping=bool(rs.overlapping), created_at=now)])
+                self._touch(added=[replace(rs, start_version=start, end_version=v, txn_id=txn_id,
+                                           overlapping=bool(rs.overlapping), created_at=now)])
                 data_size[t["partition_id"]] += rs.data_size
                 if t["index_id"] == base[0]:
                     row_count[t["partition_id"]] += rs.num_rows
@@ -1208,8 +1213,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
             c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",
                       (TXN_VISIBLE, now, txn_id))
-            if self._touched is not None:
-                self._touch(tables=[table_id])
+            self._touch(tables=[table_id])
             if also is not None:
                 also(c)
             return versions

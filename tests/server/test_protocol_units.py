@@ -12,7 +12,7 @@ import pytest
 from server.auth import UserStore, native_password_hash, scramble_native_password
 from server.protocol.packets import PayloadReader, lenenc_int
 from server.protocol.prepared import PreparedStatement, placeholder_positions, quote_string, render_literal
-from server.protocol.resultset import binary_rows, frame_rows, small_text_packets, text_rows, wire_columns
+from server.protocol.resultset import binary_rows, frame_rows, small_text_rows, text_rows, wire_columns
 
 SALT = b"abcdefghij0123456789"
 
@@ -117,7 +117,7 @@ def test_small_batches_encode_as_the_vectorized_path() -> None:
     })
     cols = wire_columns(table.schema)
     batch = table.to_batches()[0]
-    assert small_text_packets(batch, cols, 7) == bytes(frame_rows(text_rows(batch, cols), 7))
+    assert small_text_rows(batch, cols) == text_rows(batch, cols).to_pylist()
 
 
 @pytest.mark.parametrize("size", [0, 250, 251, 65535, 65536, 70000])
