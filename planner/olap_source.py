@@ -23,9 +23,20 @@ from storage.stats import ScanStats
 
 
 def arrow_schema(table: OlapTable) -> pa.Schema:
-    """The Arrow schema of a table's base columns (sql.types owns the Doris -> Arrow mapping)."""
-    return pa.schema([pa.field(c.name, parse_type(c.type).arrow_type(), nullable=c.nullable)
-                      for c in table.columns])
+    """The Arrow schema of a table's base columns (sql.types owns the Doris -> Arrow mapping). Kept per
+    columns tuple: every rule's copy of a source asks again, and the catalog hands out the same tuple."""
+    columns = table.columns
+    kept = _SCHEMAS.get(id(columns))
+    if kept is not None and kept[0] is columns:
+        return kept[1]
+    schema = pa.schema([pa.field(c.name, parse_type(c.type).arrow_type(), nullable=c.nullable) for c in columns])
+    if len(_SCHEMAS) >= 4096:
+        _SCHEMAS.clear()
+    _SCHEMAS[id(columns)] = (columns, schema)  # the tuple is held, so its id is not reused while kept
+    return schema
+
+
+_SCHEMAS: dict[int, tuple[tuple, pa.Schema]] = {}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -25,10 +25,26 @@ from sqlglot import exp
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource
 from planner.olap_source import OlapTableSource
+from planner.plan_template import PlanTemplate, make_template
 from planner.rewrite import rewrite
+from sql.parameterize import parameterize
 
 # functions whose value differs per call or per row: a plan that folded one into a literal is one answer
 _NONDETERMINISTIC = frozenset({"rand", "random", "uuid", "uuid_numeric", "sleep", "last_insert_id"})
+
+
+@dataclass(frozen=True)
+class StatementKey:
+    """A statement's text and the sql_mode it was read under (ANSI_QUOTES, PIPES_AS_CONCAT change its meaning).
+    Statements with this key also share the plan of a text that differs only in literals (plan_template.py)."""
+
+    text: str
+    sql_mode: str = ""
+
+    def template(self) -> tuple[tuple[str, str, str], tuple[int | str, ...]] | None:
+        """(the key of this text's template, its literal values), if it has literals to take out."""
+        p = parameterize(self.text)
+        return None if p is None else (("template", self.sql_mode, p.template), p.values)
 
 
 @dataclass(frozen=True)
@@ -37,6 +53,7 @@ class _Entry:
     generation: int
     reads: tuple[tuple[str, str, Any], ...]  # (scope, variable, value) planning read
     accessed: tuple[tuple[str | None, str], ...] = ()  # (db, name) the statement names: checked on every run
+    template: PlanTemplate | None = None  # kept under a template key: the plan of any of its texts
 
 
 @dataclass
@@ -61,6 +78,7 @@ class PlanCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self.template_hits = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -70,14 +88,23 @@ class PlanCache:
             self._entries.clear()
 
     def holds(self, key: Hashable, current_db: str | None) -> bool:
-        """Whether a plan is kept for `key` (valid or not): a cheap test before building a context."""
-        return (key, current_db) in self._entries
+        """Whether a plan is kept for `key` or its template (valid or not): a cheap test before building a
+        context."""
+        if (key, current_db) in self._entries:
+            return True
+        template = key.template() if isinstance(key, StatementKey) else None
+        return template is not None and (template[0], current_db) in self._entries
 
     def lookup(self, key: Hashable, ctx: QueryContext) -> BoundQuery | None:
-        """The cached plan of `key` in `ctx`'s database, if still valid."""
+        """The cached plan of `key` (or of its template) in `ctx`'s database, if still valid."""
         full = (key, ctx.current_db)
+        values: tuple[int | str, ...] = ()
         with self._lock:
             entry = self._entries.get(full)
+        if entry is None and isinstance(key, StatementKey) and (template := key.template()) is not None:
+            full, values = (template[0], ctx.current_db), template[1]
+            with self._lock:
+                entry = self._entries.get(full)
         if entry is None or entry.generation != self._generation() or not _same_reads(entry, ctx):
             return None
         if ctx.check_access is not None:  # the plan is shared by every user: each run is checked as planned
@@ -87,7 +114,8 @@ class PlanCache:
             if full in self._entries:
                 self._entries.move_to_end(full)
             self.hits += 1
-        return entry.bound
+            self.template_hits += entry.template is not None
+        return entry.bound if entry.template is None else entry.template.instantiate(values, ctx)
 
     def plan(self, key: Hashable, expression: exp.Expression, ctx: QueryContext,
              run_subquery: Callable[[exp.Expression, QueryContext, dict | None], pa.Table]) -> BoundQuery:
@@ -101,17 +129,23 @@ class PlanCache:
             ran_subquery = True
             return run_subquery(q, rec, visible)
 
-        bound = SelectBinder(rec, subquery, None).bind_query(expression)
-        bound = BoundQuery(rewrite(bound.plan, rec), bound.names)
+        unpruned = SelectBinder(rec, subquery, None).bind_query(expression)
+        bound = BoundQuery(rewrite(unpruned.plan, rec), unpruned.names)
         self.misses += 1
         if generation is None or generation != self._generation() or rec.volatile or ran_subquery \
                 or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression) \
                 or any(_empty(t) for t in rec.tables):
             return bound
         entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed))
+        full = (key, ctx.current_db)
+        template = key.template() if isinstance(key, StatementKey) else None
+        made = None if template is None else make_template(bound, unpruned.plan, template[1])
+        if made is not None:  # one entry for every text of the template, rather than one per literal
+            assert template is not None
+            entry, full = replace(entry, template=made), (template[0], ctx.current_db)
         with self._lock:
-            self._entries[(key, ctx.current_db)] = entry
-            self._entries.move_to_end((key, ctx.current_db))
+            self._entries[full] = entry
+            self._entries.move_to_end(full)
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
         return bound

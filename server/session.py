@@ -53,7 +53,7 @@ from planner.loads.route import check_partitions, overwrite_of, temp_partitions_
 from planner.loads.spark_run import map_query_on_spark
 from planner.loads.spark_sources import OlapRef, file_stats, table_names
 from planner.olap_source import OlapTableSource, arrow_schema
-from planner.plan_cache import PlanCache
+from planner.plan_cache import PlanCache, StatementKey
 from planner.query import execute_cached, execute_query
 from planner.sources import ArrowTableSource
 from server import accounts, show, show_data, table_writes, views
@@ -206,7 +206,7 @@ class Session:
         self.vars = SessionVariables(ctx.globals)
         self.warnings: list[tuple[str, int, str]] = []
         self._sql = ""  # the statement text a query profile records
-        self._key: str | None = None  # the text of a single-statement query: its plan cache key
+        self._key: StatementKey | None = None  # a single-statement query's plan cache key
         self._profile: QueryProfile | None = None  # set while a profiled query runs
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
@@ -249,7 +249,7 @@ class Session:
             return [cached]
         statements = parse(sql, self.vars.get("sql_mode"), self.expr_limits())
         self._sql = sql.strip()
-        self._key = sql if len(statements) == 1 else None
+        self._key = StatementKey(sql, self.vars.get("sql_mode")) if len(statements) == 1 else None
         if not statements:
             if sql.strip():
                 return [OkResult()]  # only comments, e.g. MariaDB's /*M!... */ that MySQL-family servers skip
@@ -413,9 +413,9 @@ class Session:
             check_access=self._check_select,
         )
 
-    def run_query(self, expression: exp.Expression, key: str | None = None, strict_files: bool = False
+    def run_query(self, expression: exp.Expression, key: StatementKey | None = None, strict_files: bool = False
                   ) -> pa.Table:
-        """A query's rows; with `key` (the statement's text) its plan is cached when it may be reused;
+        """A query's rows; with `key` (the statement's cache key) its plan is cached when it may be reused;
         `strict_files`: a strict INSERT's files (a typed value that does not convert fails it)."""
         expression, files = bind_table_functions(expression, strict_files)
         ctx = self.query_context(files)
@@ -441,7 +441,8 @@ class Session:
 
     def _cached_query(self, sql: str) -> Result | None:
         """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""
-        if not self.ctx.plans.holds(sql, self.database):
+        key = StatementKey(sql, self.vars.get("sql_mode"))
+        if not self.ctx.plans.holds(key, self.database):
             return None
         self._sql = sql.strip()
         self.warnings = []  # as dispatch does for every statement, before it can fail
@@ -449,7 +450,7 @@ class Session:
         ctx = self.query_context()
 
         def run() -> pa.Table | None:
-            table = execute_cached(sql, ctx, self.ctx.plans, self._profile.scans if self._profile else None)
+            table = execute_cached(key, ctx, self.ctx.plans, self._profile.scans if self._profile else None)
             return None if table is None else self._select_limit(table)
 
         return self._select(run)

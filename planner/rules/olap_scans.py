@@ -15,6 +15,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from planner.bind.subquery import OuterColumn, SubqueryExpr
+from planner.context import QueryContext
 from planner.expressions import ArrowConst
 from planner.logical import (
     LogicalAggregate,
@@ -40,6 +41,21 @@ class AggregateAbove:
 
 
 ScanFn = Callable[[LogicalScan, OlapTableSource, "AggregateAbove | None", frozenset[str]], LogicalScan]
+# a rule's decision for one scan: (scan, its source, the aggregate above, required ids, the statement's context)
+ScanDecision = Callable[[LogicalScan, OlapTableSource, "AggregateAbove | None", frozenset[str], QueryContext],
+                        LogicalScan]
+
+
+@dataclass(frozen=True)
+class OlapScanRule:
+    """A rewrite rule that decides something for every OLAP scan of a plan; `decide` alone re-decides one
+    scan whose surroundings are known (a plan template's, planner/plan_template.py)."""
+
+    decide: ScanDecision
+
+    def __call__(self, plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
+        return map_olap_scans(plan, lambda scan, source, above, required: self.decide(scan, source, above,
+                                                                                       required, ctx))
 
 
 def map_olap_scans(plan: LogicalPlan, fn: ScanFn) -> LogicalPlan:

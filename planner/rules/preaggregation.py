@@ -19,9 +19,9 @@ from dataclasses import replace
 from sqlglot import exp
 
 from planner.context import QueryContext
-from planner.logical import LogicalPlan, LogicalScan, referenced_ids
+from planner.logical import LogicalScan, referenced_ids
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, aggregate_text, doris_sql, map_olap_scans, resolve
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule, aggregate_text, doris_sql, resolve
 from storage.catalog.model import KEYS_DUP, Column
 
 NO_AGGREGATE = "No aggregate on scan."
@@ -29,19 +29,18 @@ _SUPPORTED = {"min": "MIN", "max": "MAX", "sum": "SUM"}
 _NAMES = {"count_distinct_approx": "approx_count_distinct", "count_star": "count"}
 
 
-def preaggregation(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
-    """Record the verdict and reason on every OLAP scan of an AGGREGATE / UNIQUE table."""
+def _preaggregation(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
+                    required: frozenset[str], ctx: QueryContext) -> LogicalScan:
+    if source.table.keys_type == KEYS_DUP:
+        return replace(scan, source=replace(source, preaggregation=True, preaggregation_reason=""))
+    reason, rewrites = can_skip_merge_on_read(scan, source, above)
+    decided = replace(source, preaggregation=reason is None, preaggregation_reason=reason or "",
+                      rewrites=rewrites if reason is None else ())
+    return replace(scan, source=decided)
 
-    def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
-           required: frozenset[str]) -> LogicalScan:
-        if source.table.keys_type == KEYS_DUP:
-            return replace(scan, source=replace(source, preaggregation=True, preaggregation_reason=""))
-        reason, rewrites = can_skip_merge_on_read(scan, source, above)
-        decided = replace(source, preaggregation=reason is None, preaggregation_reason=reason or "",
-                          rewrites=rewrites if reason is None else ())
-        return replace(scan, source=decided)
 
-    return map_olap_scans(plan, fn)
+# the verdict and reason on every OLAP scan of an AGGREGATE / UNIQUE table
+preaggregation = OlapScanRule(_preaggregation)
 
 
 def can_skip_merge_on_read(scan: LogicalScan, source: OlapTableSource,

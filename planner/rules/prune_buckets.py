@@ -11,9 +11,9 @@ from dataclasses import replace
 import numpy as np
 
 from planner.context import QueryContext
-from planner.logical import LogicalPlan, LogicalScan
+from planner.logical import LogicalScan
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, map_olap_scans
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.int128 import values_array
 from storage.predicate import ColumnPredicate, Op
 from storage.tablet.bucket_hash import pmod, spark_hash
@@ -21,13 +21,13 @@ from storage.tablet.bucket_hash import pmod, spark_hash
 MAX_TUPLES = 1024  # like Doris's partition-pruner limit: beyond it, scan every bucket
 
 
-def prune_buckets(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
-    def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
-           required: frozenset[str]) -> LogicalScan:
-        buckets = select_buckets(source, scan.predicates)
-        return scan if buckets is None else replace(scan, source=replace(source, buckets=buckets))
+def _prune_buckets(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
+                   required: frozenset[str], ctx: QueryContext) -> LogicalScan:
+    buckets = select_buckets(source, scan.predicates)
+    return scan if buckets is None else replace(scan, source=replace(source, buckets=buckets))
 
-    return map_olap_scans(plan, fn)
+
+prune_buckets = OlapScanRule(_prune_buckets)
 
 
 def _values(column: str, predicates: tuple[ColumnPredicate, ...] | list[ColumnPredicate]) -> set | None:

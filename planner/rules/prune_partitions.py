@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from planner.context import QueryContext
-from planner.logical import LogicalPlan, LogicalScan
+from planner.logical import LogicalScan
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, map_olap_scans
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.catalog.model import Partition
 from storage.predicate import ColumnPredicate, Op
 from storage.tablet.partition_router import _is_minimum, cast_bound
@@ -26,15 +26,15 @@ from storage.tablet.partition_router import _is_minimum, cast_bound
 _UNBOUNDED = object()
 
 
-def prune_partitions(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
-    def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
-           required: frozenset[str]) -> LogicalScan:
-        kept = select_partitions(source, scan.predicates)
-        if kept == source.selected_partition_ids and source.partition_ids is None:
-            return scan
-        return replace(scan, source=replace(source, partition_ids=kept))
+def _prune_partitions(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
+                      required: frozenset[str], ctx: QueryContext) -> LogicalScan:
+    kept = select_partitions(source, scan.predicates)
+    if kept == source.selected_partition_ids and source.partition_ids is None:
+        return scan
+    return replace(scan, source=replace(source, partition_ids=kept))
 
-    return map_olap_scans(plan, fn)
+
+prune_partitions = OlapScanRule(_prune_partitions)
 
 
 def select_partitions(source: OlapTableSource, predicates: Sequence[ColumnPredicate]) -> tuple[int, ...]:

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from planner.context import QueryContext
-from planner.logical import LogicalPlan, LogicalScan
+from planner.logical import LogicalScan
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, map_olap_scans
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, Tablet
 from storage.predicate import ColumnPredicate, Op
 
@@ -39,28 +39,26 @@ def rollup_selection_enabled(ctx: QueryContext) -> bool:
     return value is None or str(value).lower() in ("1", "true", "on")
 
 
-def select_rollup(plan: LogicalPlan, ctx: QueryContext) -> LogicalPlan:
-    enabled = rollup_selection_enabled(ctx)
+def _select_rollup(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
+                   required: frozenset[str], ctx: QueryContext) -> LogicalScan:
+    # every column the scan produces is needed (a dead Project expression still evaluates it), except
+    # the lone placeholder column a scan keeps when nothing is read (count(*), SELECT 1)
+    placeholder = not required and len(scan.columns) == 1
+    needed = set() if placeholder else {name.lower() for name, _ in scan.columns}
+    stats = IndexStats.of(source)
+    index = choose_index(source, above is not None, needed, scan.predicates, stats) \
+        if rollup_selection_enabled(ctx) else source.table.base_index
+    chosen = None if index.index_id == source.table.base_index_id else index.index_id
+    tablets = stats.selected_tablets(index.index_id, source.buckets)
+    decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
+                      cardinality=stats.rows(index.index_id))
+    columns = scan.columns
+    if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
+        columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
+    return replace(scan, source=decided, columns=columns)
 
-    def fn(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
-           required: frozenset[str]) -> LogicalScan:
-        # every column the scan produces is needed (a dead Project expression still evaluates it), except
-        # the lone placeholder column a scan keeps when nothing is read (count(*), SELECT 1)
-        placeholder = not required and len(scan.columns) == 1
-        needed = set() if placeholder else {name.lower() for name, _ in scan.columns}
-        stats = IndexStats.of(source)
-        index = choose_index(source, above is not None, needed, scan.predicates, stats) if enabled \
-            else source.table.base_index
-        chosen = None if index.index_id == source.table.base_index_id else index.index_id
-        tablets = stats.selected_tablets(index.index_id, source.buckets)
-        decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
-                          cardinality=stats.rows(index.index_id))
-        columns = scan.columns
-        if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
-            columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
-        return replace(scan, source=decided, columns=columns)
 
-    return map_olap_scans(plan, fn)
+select_rollup = OlapScanRule(_select_rollup)
 
 
 def _placeholder(source: OlapTableSource, index: MaterializedIndexMeta, name: str) -> str:
