@@ -24,10 +24,14 @@ from sqlglot import exp
 
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource
+from planner.duck.plan import needs_duckdb
+from planner.logical import LogicalFilter, LogicalLimit, LogicalPlan, LogicalProject, LogicalScan
 from planner.olap_source import OlapTableSource
 from planner.plan_template import PlanTemplate, make_template
 from planner.rewrite import rewrite
 from sql.parameterize import parameterize
+
+QUICK_SECONDS = 0.002  # a light kept plan whose last run took less CPU is a quick statement (PlanCache.quick)
 
 # functions whose value differs per call or per row: a plan that folded one into a literal is one answer
 _NONDETERMINISTIC = frozenset({"rand", "random", "uuid", "uuid_numeric", "sleep", "last_insert_id"})
@@ -54,6 +58,13 @@ class _Entry:
     reads: tuple[tuple[str, str, Any], ...]  # (scope, variable, value) planning read
     accessed: tuple[tuple[str | None, str], ...] = ()  # (db, name) the statement names: checked on every run
     template: PlanTemplate | None = None  # kept under a template key: the plan of any of its texts
+    light: bool = False  # a scan with filters / projections / a limit above it, run in the calling thread
+    timing: _Timing = field(default_factory=lambda: _Timing())
+
+
+@dataclass
+class _Timing:
+    last_seconds: float = float("inf")  # the last run's CPU time (none yet: not known to be quick)
 
 
 @dataclass
@@ -90,10 +101,27 @@ class PlanCache:
     def holds(self, key: Hashable, current_db: str | None) -> bool:
         """Whether a plan is kept for `key` or its template (valid or not): a cheap test before building a
         context."""
-        if (key, current_db) in self._entries:
-            return True
-        template = key.template() if isinstance(key, StatementKey) else None
-        return template is not None and (template[0], current_db) in self._entries
+        return self._kept(key, current_db) is not None
+
+    def quick(self, key: Hashable, current_db: str | None) -> bool:
+        """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose last run took less
+        than QUICK_SECONDS: a statement the server may run without handing it to a worker thread."""
+        entry = self._kept(key, current_db)
+        return entry is not None and entry.light and entry.timing.last_seconds < QUICK_SECONDS \
+            and entry.generation == self._generation()
+
+    def observe(self, key: Hashable, current_db: str | None, seconds: float) -> None:
+        """Note how long a run of the kept plan of `key` took: its thread's CPU time (what it waited for the
+        interpreter lock while other statements ran is not its own cost)."""
+        entry = self._kept(key, current_db)
+        if entry is not None:
+            entry.timing.last_seconds = seconds
+
+    def _kept(self, key: Hashable, current_db: str | None) -> _Entry | None:
+        entry = self._entries.get((key, current_db))
+        if entry is None and isinstance(key, StatementKey) and (template := key.template()) is not None:
+            entry = self._entries.get((template[0], current_db))
+        return entry
 
     def lookup(self, key: Hashable, ctx: QueryContext) -> BoundQuery | None:
         """The cached plan of `key` (or of its template) in `ctx`'s database, if still valid."""
@@ -136,7 +164,8 @@ class PlanCache:
                 or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression) \
                 or any(_empty(t) for t in rec.tables):
             return bound
-        entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed))
+        entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed),
+                       light=_light(bound.plan))
         full = (key, ctx.current_db)
         template = key.template() if isinstance(key, StatementKey) else None
         made = None if template is None else make_template(bound, unpruned.plan, template[1])
@@ -204,6 +233,15 @@ def _empty(source: TableSource) -> bool:
     assert isinstance(source, OlapTableSource)
     current = source.engine.catalog.get_table_by_id(source.table.table_id) or source.table
     return not any(p.row_count for p in (current.temp_partitions if source.temporary else current.partitions))
+
+
+def _light(plan: LogicalPlan) -> bool:
+    """One scan under filters, projections and a limit, on the Arrow operators: all its work is done in the
+    calling thread (its CPU time is its cost), where an aggregate, a join or DuckDB work on other threads too."""
+    top = plan
+    while isinstance(plan, LogicalProject | LogicalFilter | LogicalLimit):
+        plan = plan.input
+    return isinstance(plan, LogicalScan) and not needs_duckdb(top)
 
 
 def _same_reads(entry: _Entry, ctx: QueryContext) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Hashable
 from dataclasses import replace
@@ -51,7 +52,10 @@ def execute_query(expression: exp.Expression, ctx: QueryContext, cache: PlanCach
         if cache is None or key is None:
             return _run(expression, ctx, None)
         bound = cache.plan(key, expression, ctx, _run)
-        return _execute_plan(bound, ctx, profile)
+        started = time.thread_time()
+        table = _execute_plan(bound, ctx, profile)
+        cache.observe(key, ctx.current_db, time.thread_time() - started)
+        return table
 
 
 def execute_cached(key: Hashable, ctx: QueryContext, cache: PlanCache, profile: list | None = None
@@ -62,8 +66,11 @@ def execute_cached(key: Hashable, ctx: QueryContext, cache: PlanCache, profile: 
     if bound is None:
         return None
     ctx.statement_time()
+    started = time.thread_time()
     with _errors():
-        return _execute_plan(bound, ctx, profile)
+        table = _execute_plan(bound, ctx, profile)
+    cache.observe(key, ctx.current_db, time.thread_time() - started)
+    return table
 
 
 def _execute_plan(bound: BoundQuery, ctx: QueryContext, profile: list | None) -> pa.Table:

@@ -439,6 +439,10 @@ class Session:
         rows = write_outfile(table, spec, backend_port(self.ctx)[0])
         return ResultSet(show.string_table(list(OUTFILE_COLUMNS), rows))
 
+    def quick(self, sql: str) -> bool:
+        """A SELECT with a kept plan whose last run took about a millisecond (ConnectionHandler.quick)."""
+        return self.ctx.plans.quick(StatementKey(sql, self.vars.get("sql_mode")), self.database)
+
     def _cached_query(self, sql: str) -> Result | None:
         """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""
         key = StatementKey(sql, self.vars.get("sql_mode"))

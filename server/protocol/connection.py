@@ -278,7 +278,12 @@ class Connection:
         self.server.questions += 1
         self._state("Query", sql[:1024])
         try:
-            results = await self._in_thread(self._admitted, self._require_handler().execute, sql, multi)
+            handler = self._require_handler()
+            quick = getattr(handler, "quick", None)
+            if quick is not None and quick(sql):
+                results = handler.execute(sql, multi)
+            else:
+                results = await self._in_thread(self._admitted, handler.execute, sql, multi)
         except Exception as e:
             partial = getattr(e, "results", None)
             if isinstance(partial, list) and partial and self.caps & Capabilities.CLIENT_MULTI_RESULTS:

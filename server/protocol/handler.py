@@ -35,7 +35,10 @@ class ConnectionHandler(Protocol):
     (anything else is sent as 1105 HY000). An exception may also carry `results` (a list of Results of
     the statements that ran before the failing one in a multi-statement text); they are sent first.
     Optional extras the protocol layer uses when present: a `database` attribute (current database, for
-    SHOW PROCESSLIST) and a `cancel()` method (KILL QUERY; called from another thread).
+    SHOW PROCESSLIST), a `cancel()` method (KILL QUERY; called from another thread) and `quick(sql)`: True when
+    the statement is known to take about a millisecond (a kept plan that last ran that fast). Such a statement
+    runs on the event loop's thread: handing it to a worker and its answer back cost more than running it
+    (point lookups from 16 clients: 300 -> 660 per second). `quick` runs on the event loop; it must not wait.
     """
 
     def execute(self, sql: str, multi: bool) -> list[Result]:

@@ -159,3 +159,22 @@ def test_a_schema_change_drops_the_template(h: Harness) -> None:
     h.create("CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
              "PROPERTIES ('replication_num' = '1')")
     assert cache.lookup(StatementKey("SELECT k, v FROM t WHERE k = 2", MODE), h.ctx()) is None
+
+
+def test_quick_is_a_light_kept_plan_that_ran_fast(h: Harness) -> None:
+    cache = PlanCache(lambda: h.engine.catalog.schema_generation)
+    lookup, total = StatementKey("SELECT k, v FROM t WHERE k = 1", MODE), StatementKey("SELECT sum(v) FROM t", MODE)
+    assert not cache.quick(lookup, "db")  # nothing kept yet
+    for _ in range(3):  # a first run decodes pages: it may take more than QUICK_SECONDS
+        run(h, cache, lookup.text)
+        run(h, cache, total.text)
+    assert cache.quick(StatementKey("SELECT k, v FROM t WHERE k = 2", MODE), "db")  # the template ran in ~0.1 ms
+    assert not cache.quick(total, "db")  # an aggregate may work on other threads: its CPU time is not its cost
+    assert not cache.quick(lookup, "other_db")
+    cache.observe(lookup, "db", 0.5)
+    assert not cache.quick(lookup, "db")
+    cache.observe(lookup, "db", 0.0001)
+    assert cache.quick(lookup, "db")
+    h.create("CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
+             "PROPERTIES ('replication_num' = '1')")
+    assert not cache.quick(lookup, "db")  # planned against another schema generation

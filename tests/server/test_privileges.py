@@ -238,3 +238,17 @@ def test_users_json_of_an_older_storage_folder_is_migrated(tmp_path) -> None:
         assert not (storage / "users.json").exists() and (storage / "users.json.migrated").exists()
     finally:
         srv.stop()
+
+
+def test_a_shared_point_lookup_plan_is_checked_for_each_user(server: ServerProcess, db: str, world) -> None:
+    """A lookup template made by one user serves another's lookups of other keys only after his own check,
+    even once it runs on the event loop."""
+    with server.connect(db) as conn, conn.cursor() as cur:
+        for k in (1, 2, 1, 2, 1):
+            assert rows(cur, f"SELECT k, v FROM t WHERE k = {k}") == [(k, k * 10)]
+    with server.connect(db, user=world["loader"], password="l-pw") as conn:
+        assert err(conn, "SELECT k, v FROM t WHERE k = 2")[1].endswith(
+            f"SELECT command denied to user '{world['loader']}'@'127.0.0.1' for table 'internal: {db}: t'")
+        assert rows(conn.cursor(), "SELECT 1") == [(1,)]
+    with server.connect(db, user=world["analyst"], password="a-pw") as conn, conn.cursor() as cur:
+        assert rows(cur, "SELECT k, v FROM t WHERE k = 2") == [(2, 20)]

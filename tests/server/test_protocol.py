@@ -448,3 +448,18 @@ def test_hundreds_of_idle_connections_hold_no_thread_each(server) -> None:
         with server.connect() as admin, admin.cursor() as cur:
             for user in users:
                 cur.execute(f"DROP USER IF EXISTS '{user}'")
+
+
+def test_quick_statements_run_on_the_event_loop(srv: ServerThread) -> None:
+    """What the handler says takes about a millisecond is not handed to a worker thread."""
+    with pconnect(srv) as c, c.cursor() as cur:
+        cur.execute("SELECT THREAD")
+        worker = cur.fetchone()[0]
+        cur.execute("SELECT QUICK THREAD")
+        loop = cur.fetchone()[0]
+        with pytest.raises(pymysql.err.OperationalError) as e:
+            cur.execute("SELECT QUICK AND UNKNOWN")  # an error on the event loop is an ERR packet as any other
+        assert e.value.args[0] == 1105
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == ((1,),)
+    assert worker.startswith("mysql-worker") and loop == srv.thread.name

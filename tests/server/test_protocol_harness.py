@@ -89,6 +89,8 @@ class FakeHandler:
         if upper.startswith("SELECT SLEEP("):
             time.sleep(float(sql[13:-1]))
             return one(0, "sleep", pa.int8())
+        if upper in ("SELECT THREAD", "SELECT QUICK THREAD"):
+            return one(threading.current_thread().name, "thread")
         if upper == "SELECT TYPED":
             return ResultSet(TYPED)
         if upper == "SELECT EMPTY":
@@ -123,6 +125,10 @@ class FakeHandler:
         if upper == "CRASH":
             raise RuntimeError("\x1b[31mboom\x1b[0m\n  Traceback lines that must not reach the client")
         raise SqlError(f"fake handler does not know: {sql[:50]}", 1105, "HY000")
+
+    def quick(self, sql: str) -> bool:
+        """A statement known to take about a millisecond runs on the event loop's thread."""
+        return sql.upper().startswith("SELECT QUICK")
 
     def init_db(self, db: str) -> None:
         if db not in ("db1", "information_schema"):
