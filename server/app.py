@@ -103,6 +103,7 @@ class DorisLite:
         self.context.group_commits.stop()
         self.context.compaction.stop()
         self.context.console_history.stop()
+        self.context.loads.close()
         self.engine.close()
         log.info("dorislite stopped")
 

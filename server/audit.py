@@ -16,7 +16,11 @@ import logging
 import logging.handlers
 import queue
 import re
+import threading
+import time
 from pathlib import Path
+
+log = logging.getLogger("dorislite.audit")
 
 _MASKS = (
     (re.compile(r"(IDENTIFIED\s+BY\s+(?:PASSWORD\s+)?)('(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\")", re.I), r"\1'*XXX'"),
@@ -35,30 +39,60 @@ class AuditLog:
     def __init__(self, directory: Path, roll_size_mb: int = 1024, roll_num: int = 90) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / "fe.audit.log"
-        self._log = logging.getLogger(f"dorislite.audit.{id(self)}")
-        self._log.propagate = False
-        self._log.setLevel(logging.INFO)
-        self._file = logging.handlers.RotatingFileHandler(self.path, maxBytes=roll_size_mb * 1024 * 1024,
-                                                          backupCount=roll_num, encoding="utf-8")
-        self._file.setFormatter(logging.Formatter("%(asctime)s [query] %(message)s"))
-        lines: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
-        self._log.addHandler(logging.handlers.QueueHandler(lines))
-        self._writer = logging.handlers.QueueListener(lines, self._file)
+        self._max_bytes = roll_size_mb * 1024 * 1024
+        # the standard handler for its file and its rotation (fe.audit.log.1, .2, ...); the lines are written by
+        # _write, a batch at a time: per line, its checks and flush cost the writer as much as the statement
+        self._file = logging.handlers.RotatingFileHandler(self.path, maxBytes=self._max_bytes, backupCount=roll_num,
+                                                          encoding="utf-8")
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write, name="audit-log", daemon=True)
         self._writer.start()
         self._ids = itertools.count(1)
 
     def record(self, *, client: str, user: str, db: str | None, state: str, error_code: int, error: str,
                millis: float, return_rows: int, query_id: str, is_query: bool, stmt: str) -> None:
         text = mask_passwords(stmt).replace("\n", " ").replace("\r", " ")
-        self._log.info(
+        now = time.time()
+        self._lines.put(
+            f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))},{int(now * 1000) % 1000:03d} [query] "
             f"|Client={client}|User={user}|Ctl=internal|Db={db or ''}|State={state}|ErrorCode={error_code}"
             f"|ErrorMessage={error.replace(chr(10), ' ')}|Time(ms)={int(millis)}|ScanBytes=0|ScanRows=0"
             f"|ReturnRows={return_rows}|StmtId={next(self._ids)}|QueryId={query_id}"
-            f"|IsQuery={'true' if is_query else 'false'}|Stmt={text}")
+            f"|IsQuery={'true' if is_query else 'false'}|Stmt={text}\n")
+
+    def _write(self) -> None:
+        """Write the lines queued so far at once, in order, until close() queues None."""
+        while True:
+            batch = [self._lines.get()]
+            while True:
+                try:
+                    batch.append(self._lines.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._append([line for line in batch if line is not None])
+            except OSError:  # a full or vanished disk loses these lines, never the statements
+                log.exception("could not write the audit log %s", self.path)
+            if None in batch:
+                return
+
+    def _append(self, lines: list[str]) -> None:
+        stream = self._file.stream
+        size = stream.tell()
+        pending: list[str] = []
+        for line in lines:
+            n = len(line.encode("utf-8"))
+            if self._max_bytes and size and size + n > self._max_bytes:  # rotate where the file is full
+                stream.write("".join(pending))
+                self._file.doRollover()
+                stream, size, pending = self._file.stream, 0, []
+            pending.append(line)
+            size += n
+        stream.write("".join(pending))
+        stream.flush()
 
     def close(self) -> None:
         """Write what is queued, then close the file."""
-        for handler in list(self._log.handlers):
-            self._log.removeHandler(handler)
-        self._writer.stop()
+        self._lines.put(None)
+        self._writer.join()
         self._file.close()

@@ -17,8 +17,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import TextIO
 
 import pyarrow as pa
 
@@ -137,7 +138,8 @@ class LoadJob:
             self._registry.persist(self)
 
     def record(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        # the fields (plain values) one by one: asdict deep-copies them, a tenth of a small INSERT's time
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def show_time(t: float | None) -> str | None:
@@ -154,6 +156,7 @@ class LoadJobs:
         self._jobs: dict[int, LoadJob] = {}
         self._progress = progress
         self._rows = self._bytes = 0
+        self._out: TextIO | None = None
         self._load()
 
     def count(self, rows: int, size: int) -> None:
@@ -190,8 +193,17 @@ class LoadJobs:
 
     def persist(self, job: LoadJob) -> None:
         line = json.dumps(job.record()) + "\n"
-        with self._lock, self.path.open("a") as f:
-            f.write(line)
+        with self._lock:
+            if self._out is None:  # kept open: each INSERT appends three lines (opening a file costs ~0.4 ms)
+                self._out = self.path.open("a", encoding="utf-8")
+            self._out.write(line)
+            self._out.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._out is not None:
+                self._out.close()
+                self._out = None
 
     # -- jobs ---------------------------------------------------------------------------------------------
     def start(self, label: str, db: str, table: str, user: str, connection_id: int, strict: bool,

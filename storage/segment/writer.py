@@ -99,11 +99,9 @@ def write_segments(directory: Path, prefix: str, data: pa.Table, num_key_columns
         size = write_segment(directory / name, data.slice(start, end - start), num_key_columns,
                              num_short_key_columns, indexes)
         infos.append(SegmentInfo(name, end - start, size))
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)  # make the renames durable
-    finally:
-        os.close(dir_fd)
+    # the folder is a transaction's staging folder: its entries need not survive a crash (an unpublished
+    # load is aborted), the files are renamed into their tablet's folder and that folder is synced
+    # (StorageEngine.install_rowsets); each file's own content is synced as it is written
     return infos
 
 

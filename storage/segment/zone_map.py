@@ -133,10 +133,11 @@ def build_zone_maps(arr: pa.Array, bounds: np.ndarray) -> pa.RecordBatch:
         mm = pc.min_max(arr.slice(s, e - s))
         mins.append(mm["min"])
         maxs.append(mm["max"])
-    min_arr = pa.array(mins, type=t)
-    max_arr = pa.array(maxs, type=t)
-    seg_min = pc.min(min_arr) if n_pages else pa.scalar(None, t)
-    seg_max = pc.max(max_arr) if n_pages else pa.scalar(None, t)
+    if n_pages == 1:  # a small segment: its one page's bounds are the segment's
+        seg_min, seg_max = mins[0], maxs[0]
+    else:
+        seg_min = pc.min(pa.array(mins, type=t)) if n_pages else pa.scalar(None, t)
+        seg_max = pc.max(pa.array(maxs, type=t)) if n_pages else pa.scalar(None, t)
     return pa.record_batch({
         "min": pa.array([seg_min] + mins, type=t),
         "max": pa.array([seg_max] + maxs, type=t),

@@ -279,3 +279,22 @@ def test_every_type_round_trips_under_each_codec(tmp_path: Path, codec: str) -> 
     flags = HEADER.unpack_from(path.read_bytes()[int(oi.offsets[0]):])[2]
     assert flags & ~FLAG_HAS_NULLS == {"ZSTD": FLAG_ZSTD, "ZLIB": FLAG_ZLIB, "SNAPPY": FLAG_SNAPPY, "NONE": 0}[codec]
     assert infos[0].data_size != lz4[0].data_size
+
+
+def test_footer_column_json_names_every_field() -> None:
+    """The footer's column entries are written by hand (not dataclasses.asdict): a field added to ColumnMeta
+    must be added there too, and decode must read back what encode wrote."""
+    import dataclasses
+
+    from storage.segment.format import ColumnMeta, Footer, PagePointer, _column_json
+
+    p = [PagePointer(10 + i * 10, i + 1) for i in range(6)]
+    full = ColumnMeta("c", 3, p[0], p[1], p[2], p[3], p[4], p[5])
+    assert _column_json(full) == dataclasses.asdict(full)
+    bare = ColumnMeta("c", 3, p[0], p[1], p[2])
+    assert _column_json(bare) == {k: v for k, v in dataclasses.asdict(bare).items()
+                                  if k not in ("bloom_filter", "bitmap_index")}
+    schema = pa.schema([("c", pa.int32())])
+    footer = Footer(schema, 7, 1, 1, 1, p[5], [full])
+    encoded = footer.encode()
+    assert Footer.decode(encoded, 10_000).columns == [full]
