@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from server.protocol.admission import give_way
 from storage.catalog.model import OlapTable
 from storage.catalog.store import TXN_VISIBLE
 from storage.engine import StorageEngine, fsync_dir
@@ -151,6 +152,7 @@ class GroupCommits:
                 batch.logging += 1
                 if batch.wal is None:
                     batch.wal = _Log(self.wal_dir / str(table.table_id) / f"{batch.label}.arrow", rows.schema)
+        give_way()  # what is left is waiting for a disk or for the batch: other statements run meanwhile
         if mode == "async_mode":  # durable before the answer
             try:
                 batch.wal.append(rows)

@@ -6,7 +6,7 @@ process (16 threads of 10-row INSERTs and small SELECTs): 167 statements/s unres
 once, the switching time going to work. So at most `slots` statements run together (one per core); the others
 wait their turn. A statement still running after `grace` seconds gives its slot up and goes on beside the
 others: a long query never holds short ones back by more than `grace`, and nothing waits for a statement that
-waits itself (a sync_mode INSERT, a lock).
+waits itself (a lock; a group-commit INSERT waiting for its log's fsync or its batch gives way at once).
 """
 
 from __future__ import annotations
@@ -20,6 +20,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 DEFAULT_GRACE_SECONDS = 0.1
+
+_current = threading.local()  # the admission and ticket of the statement this thread runs
+
+
+def give_way() -> None:
+    """The statement running in this thread is about to wait (for a log's fsync, for its batch to publish): its
+    slot goes to the next statement now, and it finishes beside the others, as one past its grace does."""
+    admitted = getattr(_current, "admitted", None)
+    if admitted is not None:
+        admitted[0]._give_way(admitted[1])
 
 
 @dataclass
@@ -62,13 +72,22 @@ class Admission:
                     self._free += ticket.holds
                 self._grant(time.monotonic())
             raise
+        _current.admitted = (self, ticket)
         try:
             yield
         finally:
+            _current.admitted = None
             with self._lock:
                 self._running.remove(ticket)
                 if ticket.holds:
                     self._free += 1
+                self._grant(time.monotonic())
+
+    def _give_way(self, ticket: _Ticket) -> None:
+        with self._lock:
+            if ticket.holds:
+                ticket.holds = False
+                self._free += 1
                 self._grant(time.monotonic())
 
     def _grant(self, now: float) -> None:

@@ -199,3 +199,31 @@ def test_admission_runs_slots_at_once_and_a_long_statement_gives_its_slot_up() -
         t.join()
     assert 0.1 <= waited < 2
     assert gate.running == 0
+
+
+def test_a_statement_that_gives_way_frees_its_slot_at_once() -> None:
+    import threading
+    import time
+
+    from server.protocol.admission import Admission, give_way
+
+    gate = Admission(slots=1, grace=30)
+    waiting, done = threading.Event(), threading.Event()
+
+    def waits_for_a_disk() -> None:
+        with gate.admit():
+            give_way()
+            waiting.set()
+            done.wait(10)
+
+    t = threading.Thread(target=waits_for_a_disk)
+    t.start()
+    assert waiting.wait(5)
+    started = time.monotonic()
+    with gate.admit():  # the one slot is free although its holder still runs
+        assert time.monotonic() - started < 1
+    done.set()
+    t.join()
+    give_way()  # outside any statement: nothing to give
+    with gate.admit():
+        assert gate.running == 1
