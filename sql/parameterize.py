@@ -39,11 +39,14 @@ class Parameterized:
     values: tuple[int | str, ...]  # the literals taken out, in text order
 
 
+MAX_TEXT = 4096  # longer texts are not point queries; every statement's text is asked, some on the event loop
+
+
 @functools.lru_cache(maxsize=256)
 def parameterize(text: str) -> Parameterized | None:
     """`text` as template + literal values, or None when it has no literal to take out or cannot be read
-    safely without the parser."""
-    if MARK in text:
+    safely without the parser. Only a SELECT of at most MAX_TEXT characters is read."""
+    if len(text) > MAX_TEXT or text.lstrip()[:6].upper() != "SELECT" or MARK in text:
         return None
     out: list[str] = []
     values: list[int | str] = []
