@@ -8,6 +8,10 @@ catalog's schema generation (bumped by every catalog write but a load's and a co
 privileges) is the one it was planned at and every variable planning read still has the value it had. Loads do
 not change a plan: each execution reads its own snapshot of the tables, through its own copies of the plan's
 table sources (its counters and profile are its own too). One cache serves every connection.
+
+Keys are the text with the sql_mode it is read under. A point query's plan is kept once for every text that
+differs from it only in literals (plan_template.py). Each entry notes its last run's CPU time, which makes a
+light plan a quick statement (PlanCache.quick) the server runs without a thread hand-off.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ _NONDETERMINISTIC = frozenset({"rand", "random", "uuid", "uuid_numeric", "sleep"
 
 @dataclass(frozen=True)
 class StatementKey:
-    """A statement's text and the sql_mode it was read under (ANSI_QUOTES, PIPES_AS_CONCAT change its meaning).
+    """A statement's text and the sql_mode it was read under (PIPES_AS_CONCAT, NO_BACKSLASH_ESCAPES change what
+    it means).
     Statements with this key also share the plan of a text that differs only in literals (plan_template.py)."""
 
     text: str
@@ -101,39 +106,41 @@ class PlanCache:
     def holds(self, key: Hashable, current_db: str | None) -> bool:
         """Whether a plan is kept for `key` or its template (valid or not): a cheap test before building a
         context."""
-        return self._kept(key, current_db) is not None
+        return self._find(key, current_db) is not None
 
     def quick(self, key: Hashable, current_db: str | None) -> bool:
         """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose last run took less
         than QUICK_SECONDS: a statement the server may run without handing it to a worker thread."""
-        entry = self._kept(key, current_db)
-        return entry is not None and entry.light and entry.timing.last_seconds < QUICK_SECONDS \
-            and entry.generation == self._generation()
+        found = self._find(key, current_db)
+        return found is not None and found[1].light and found[1].timing.last_seconds < QUICK_SECONDS \
+            and found[1].generation == self._generation()
 
     def observe(self, key: Hashable, current_db: str | None, seconds: float) -> None:
         """Note how long a run of the kept plan of `key` took: its thread's CPU time (what it waited for the
         interpreter lock while other statements ran is not its own cost)."""
-        entry = self._kept(key, current_db)
-        if entry is not None:
-            entry.timing.last_seconds = seconds
+        found = self._find(key, current_db)
+        if found is not None:
+            found[1].timing.last_seconds = seconds
 
-    def _kept(self, key: Hashable, current_db: str | None) -> _Entry | None:
-        entry = self._entries.get((key, current_db))
-        if entry is None and isinstance(key, StatementKey) and (template := key.template()) is not None:
-            entry = self._entries.get((template[0], current_db))
-        return entry
+    def _find(self, key: Hashable, current_db: str | None
+              ) -> tuple[Hashable, _Entry, tuple[int | str, ...]] | None:
+        """(its key in the cache, the entry, the text's literal values for a template) kept for `key`."""
+        full = (key, current_db)
+        entry = self._entries.get(full)
+        if entry is not None:
+            return full, entry, ()
+        template = key.template() if isinstance(key, StatementKey) else None
+        if template is not None and (entry := self._entries.get((template[0], current_db))) is not None:
+            return (template[0], current_db), entry, template[1]
+        return None
 
     def lookup(self, key: Hashable, ctx: QueryContext) -> BoundQuery | None:
         """The cached plan of `key` (or of its template) in `ctx`'s database, if still valid."""
-        full = (key, ctx.current_db)
-        values: tuple[int | str, ...] = ()
-        with self._lock:
-            entry = self._entries.get(full)
-        if entry is None and isinstance(key, StatementKey) and (template := key.template()) is not None:
-            full, values = (template[0], ctx.current_db), template[1]
-            with self._lock:
-                entry = self._entries.get(full)
-        if entry is None or entry.generation != self._generation() or not _same_reads(entry, ctx):
+        found = self._find(key, ctx.current_db)
+        if found is None:
+            return None
+        full, entry, values = found
+        if entry.generation != self._generation() or not _same_reads(entry, ctx):
             return None
         if ctx.check_access is not None:  # the plan is shared by every user: each run is checked as planned
             for db, name in entry.accessed:

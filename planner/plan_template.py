@@ -22,11 +22,12 @@ from planner.context import QueryContext
 from planner.logical import LogicalPlan, LogicalProject, LogicalScan, with_children
 from planner.olap_source import OlapTableSource
 from planner.rewrite import RULES, session_disabled_rules
+from planner.rules.olap_scans import OlapScanRule
 from storage.predicate import ColumnPredicate, Op
 
-# the rewrites whose decisions depend on predicate values, in the order rewrite() runs them
-_VALUE_RULES = tuple((name, rule) for name, rule in RULES
-                     if name in ("prune_partitions", "prune_buckets", "preaggregation", "select_rollup"))
+# the per-scan decisions (partitions, buckets, preaggregation, rollup: what predicate values may change), in the
+# order rewrite() runs them
+_VALUE_RULES = tuple((name, rule) for name, rule in RULES if isinstance(rule, OlapScanRule))
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class PlanTemplate:
         for name, rule in _VALUE_RULES:
             if name not in disabled:
                 assert isinstance(scan.source, OlapTableSource)
-                scan = rule.decide(scan, scan.source, None, required, ctx)
+                scan = rule.decide(scan, scan.source, None, required, ctx)  # no aggregate above: a projection
         return BoundQuery(with_children(project, [scan]), self.bound.names)
 
 
