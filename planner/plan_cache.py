@@ -34,6 +34,7 @@ from planner.olap_source import OlapTableSource
 from planner.plan_template import PlanTemplate, make_template
 from planner.rewrite import rewrite
 from sql.parameterize import parameterize
+from storage.engine import PARALLEL_SCAN_MIN_ROWS
 
 QUICK_SECONDS = 0.002  # a light kept plan whose last run took less CPU is a quick statement (PlanCache.quick)
 
@@ -63,7 +64,7 @@ class _Entry:
     reads: tuple[tuple[str, str, Any], ...]  # (scope, variable, value) planning read
     accessed: tuple[tuple[str | None, str], ...] = ()  # (db, name) the statement names: checked on every run
     template: PlanTemplate | None = None  # kept under a template key: the plan of any of its texts
-    light: bool = False  # a scan with filters / projections / a limit above it, run in the calling thread
+    light: bool = False  # one scan with filters / projections / a limit above it (_light)
     timing: _Timing = field(default_factory=lambda: _Timing())
 
 
@@ -115,12 +116,13 @@ class PlanCache:
         return found is not None and found[1].light and found[1].timing.last_seconds < QUICK_SECONDS \
             and found[1].generation == self._generation()
 
-    def observe(self, key: Hashable, current_db: str | None, seconds: float) -> None:
-        """Note how long a run of the kept plan of `key` took: its thread's CPU time (what it waited for the
-        interpreter lock while other statements ran is not its own cost)."""
+    def observe(self, key: Hashable, current_db: str | None, seconds: float, rows_read: int = 0) -> None:
+        """Note what a run of the kept plan of `key` cost: its thread's CPU time (what it waited for the
+        interpreter lock while other statements ran is not its own cost) and the rows its scans read (from
+        PARALLEL_SCAN_MIN_ROWS on, a scan works on other threads too)."""
         found = self._find(key, current_db)
         if found is not None:
-            found[1].timing.last_seconds = seconds
+            found[1].timing.last_seconds = seconds if rows_read < PARALLEL_SCAN_MIN_ROWS else float("inf")
 
     def _find(self, key: Hashable, current_db: str | None
               ) -> tuple[Hashable, _Entry, tuple[int | str, ...]] | None:
@@ -187,13 +189,16 @@ class PlanCache:
         return bound
 
 
-def execution_sources(profile: list | None) -> Callable[[TableSource], TableSource]:
+def execution_sources(profile: list | None, made: list[TableSource] | None = None
+                      ) -> Callable[[TableSource], TableSource]:
     """QueryContext.source_override for a cached plan: each OLAP scan reads through its own copy (own
-    snapshot, counters, and this statement's profile)."""
+    snapshot, counters, and this statement's profile), added to `made` when given."""
 
     def fresh(source: TableSource) -> TableSource:
         if isinstance(source, OlapTableSource):
-            return source.for_execution(profile)
+            source = source.for_execution(profile)
+            if made is not None:
+                made.append(source)
         return source
 
     return fresh
@@ -244,7 +249,9 @@ def _empty(source: TableSource) -> bool:
 
 def _light(plan: LogicalPlan) -> bool:
     """One scan under filters, projections and a limit, on the Arrow operators: all its work is done in the
-    calling thread (its CPU time is its cost), where an aggregate, a join or DuckDB work on other threads too."""
+    calling thread (then its CPU time is its cost, PlanCache.observe), where a join or DuckDB work on other
+    threads too. Aggregates on the Arrow operators would qualify as well, but on the event loop the soak's
+    group-bys (1-3 ms) delayed every other client's answer as much as they saved: statements/s stayed level."""
     top = plan
     while isinstance(plan, LogicalProject | LogicalFilter | LogicalLimit):
         plan = plan.input

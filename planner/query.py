@@ -14,6 +14,7 @@ from sqlglot import exp
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource  # noqa: F401  (re-exported API)
 from planner.functions.bitmaps import is_object
+from planner.olap_source import OlapTableSource
 from planner.physical.plan import to_physical
 from planner.plan_cache import PlanCache, execution_sources
 from planner.rewrite import rewrite
@@ -52,10 +53,7 @@ def execute_query(expression: exp.Expression, ctx: QueryContext, cache: PlanCach
         if cache is None or key is None:
             return _run(expression, ctx, None)
         bound = cache.plan(key, expression, ctx, _run)
-        started = time.thread_time()
-        table = _execute_plan(bound, ctx, profile)
-        cache.observe(key, ctx.current_db, time.thread_time() - started)
-        return table
+        return _execute_plan(bound, ctx, profile, cache, key)
 
 
 def execute_cached(key: Hashable, ctx: QueryContext, cache: PlanCache, profile: list | None = None
@@ -66,16 +64,20 @@ def execute_cached(key: Hashable, ctx: QueryContext, cache: PlanCache, profile: 
     if bound is None:
         return None
     ctx.statement_time()
-    started = time.thread_time()
     with _errors():
-        table = _execute_plan(bound, ctx, profile)
-    cache.observe(key, ctx.current_db, time.thread_time() - started)
+        return _execute_plan(bound, ctx, profile, cache, key)
+
+
+def _execute_plan(bound: BoundQuery, ctx: QueryContext, profile: list | None, cache: PlanCache,
+                  key: Hashable) -> pa.Table:
+    """Run a kept plan, noting its cost in the cache: this thread's CPU time and the rows its scans read."""
+    scanned: list[TableSource] = []
+    run_ctx = replace(ctx, source_override=execution_sources(profile, scanned))
+    started = time.thread_time()
+    table = _result(to_physical(bound.plan, run_ctx).execute(), bound)
+    cache.observe(key, ctx.current_db, time.thread_time() - started,
+                  sum(s.stats.raw_rows_read for s in scanned if isinstance(s, OlapTableSource)))
     return table
-
-
-def _execute_plan(bound: BoundQuery, ctx: QueryContext, profile: list | None) -> pa.Table:
-    run_ctx = replace(ctx, source_override=execution_sources(profile))
-    return _result(to_physical(bound.plan, run_ctx).execute(), bound)
 
 
 class _errors:

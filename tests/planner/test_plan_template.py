@@ -164,17 +164,21 @@ def test_a_schema_change_drops_the_template(h: Harness) -> None:
 def test_quick_is_a_light_kept_plan_that_ran_fast(h: Harness) -> None:
     cache = PlanCache(lambda: h.engine.catalog.schema_generation)
     lookup, total = StatementKey("SELECT k, v FROM t WHERE k = 1", MODE), StatementKey("SELECT sum(v) FROM t", MODE)
+    join = StatementKey("SELECT count(*) FROM t a JOIN t b ON a.k = b.v", MODE)
     assert not cache.quick(lookup, "db")  # nothing kept yet
     for _ in range(3):  # a first run decodes pages: it may take more than QUICK_SECONDS
-        run(h, cache, lookup.text)
-        run(h, cache, total.text)
+        for key in (lookup, total, join):
+            run(h, cache, key.text)
     assert cache.quick(StatementKey("SELECT k, v FROM t WHERE k = 2", MODE), "db")  # the template ran in ~0.1 ms
-    assert not cache.quick(total, "db")  # an aggregate may work on other threads: its CPU time is not its cost
+    assert not cache.quick(total, "db")  # an aggregate: not on the event loop (plan_cache._light)
+    assert not cache.quick(join, "db")  # a join: DuckDB's threads, whose time is not the caller's
     assert not cache.quick(lookup, "other_db")
     cache.observe(lookup, "db", 0.5)
     assert not cache.quick(lookup, "db")
     cache.observe(lookup, "db", 0.0001)
     assert cache.quick(lookup, "db")
+    cache.observe(lookup, "db", 0.0001, rows_read=1_000_000)  # the scan worked on other threads too
+    assert not cache.quick(lookup, "db")
     h.create("CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
              "PROPERTIES ('replication_num' = '1')")
     assert not cache.quick(lookup, "db")  # planned against another schema generation
