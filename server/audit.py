@@ -71,7 +71,7 @@ class AuditLog:
                     break
             try:
                 self._append([line for line in batch if line is not None])
-            except OSError:  # a full or vanished disk loses these lines, never the statements
+            except Exception:  # noqa: BLE001 - a full disk or an unwritable text loses these lines, never the writer
                 log.exception("could not write the audit log %s", self.path)
             if None in batch:
                 return

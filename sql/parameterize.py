@@ -4,7 +4,8 @@ those values share one plan (planner/plan_template.py).
 Only decimal integers without a sign or leading zeros and single-quoted strings without escapes are taken
 out; every other token is kept as written (a number with a point or an exponent, a hex or bit literal, a
 string with a backslash or a doubled quote or a charset introducer, double-quoted text that ANSI_QUOTES
-may make an identifier). A text with a comment or a `?` is not parameterized at all. A literal's marker
+may make an identifier). A text with a comment, a `?` or an unterminated quote is not parameterized at all
+(the first such token ends the reading: no quote is scanned for more than once). A literal's marker
 says its kind and, for integers, the smallest type holding it (the binder types a literal by its value), so
 two texts share a template only when the binder sees literals of the same types in the same places.
 """
@@ -21,7 +22,7 @@ _TOKEN = re.compile(
     r"""(?P<bt>`(?:[^`]|``)*`)
     |(?P<s>(?<![\w$'])'[^'\\]*'(?!'))
     |(?P<q>'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")
-    |(?P<c>--|\#|/\*|\?)
+    |(?P<c>--|\#|/\*|\?|['"`])
     |(?P<w>[^\W\d][\w$]*|\$[\w$]*|\d+[^\W\d][\w$]*)
     |(?P<n>[1-9]\d*(?![\w.$])|0(?![\w.$]))
     |(?P<f>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)

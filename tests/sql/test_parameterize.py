@@ -43,6 +43,7 @@ def test_integer_markers_carry_the_type_the_binder_gives() -> None:
 @pytest.mark.parametrize("text", [
     "SELECT 1 -- five", "SELECT 1 # five", "SELECT /* 5 */ 1", "SELECT ? FROM t", "SELECT a FROM t",
     "SELECT 'a\\'b'", f"SELECT '{MARK}', 1", "SELECT 99999999999999999999",
+    "SELECT k FROM t WHERE s = 'abc AND k = 1", "SELECT `k FROM t WHERE k = 1", "SELECT 1, 'a\\'b",
     "INSERT INTO t VALUES (1, 'a')", "UPDATE t SET v = 1 WHERE k = 2", "SELECT k FROM t WHERE k = 1 OR " * 200 + "1",
 ])
 def test_not_parameterized(text: str) -> None:
