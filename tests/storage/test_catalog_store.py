@@ -204,3 +204,22 @@ def test_visible_rowsets_follows_the_version_path() -> None:
     assert [r.rowset_id for r in visible_rowsets(rs, 4)] == ["a", "b"]  # an older snapshot reads the inputs
     assert [r.rowset_id for r in visible_rowsets(rs, 5)] == ["abc"]
     assert visible_rowsets(rs, 1) == []
+
+
+def test_remembered_version_paths_follow_every_publish(catalog: Catalog) -> None:
+    """A tablet's visible path is remembered for its cached rowset list: each publish (a new list) is seen, and
+    a caller changing the list it got changes nothing for the next."""
+    t = catalog.create_table("example_db", _range_spec())
+    p1 = t.partitions[0]
+    tab = catalog.tablets(t.table_id, p1.partition_id)[0]
+    seen = []
+    for i in range(5):
+        txn = catalog.begin_txn(t.db_id, t.table_id, f"m{i}")
+        catalog.publish(txn, [_rowset(tab.tablet_id, f"r{i}")], [p1.partition_id])
+        got = catalog.rowsets(tab.tablet_id, 1 << 62)
+        assert [r.rowset_id for r in got] == [f"r{j}" for j in range(i + 1)]
+        got.clear()  # the caller's own list
+        seen.append([r.rowset_id for r in catalog.rowsets(tab.tablet_id, 3)])
+    assert seen[-1] == ["r0", "r1"] and seen[0] == ["r0"]
+    by_tablet = catalog.rowsets_for_tablets([tab], {p1.partition_id: 4})
+    assert [r.rowset_id for r in by_tablet[tab.tablet_id]] == ["r0", "r1", "r2"]
