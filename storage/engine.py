@@ -33,7 +33,7 @@ from storage.catalog.model import (
     Tablet,
     is_rewrite_shadow,
 )
-from storage.catalog.store import Catalog, new_label
+from storage.catalog.store import Catalog, new_label, schema_changed_error
 from storage.compaction.policy import CompactionConfig
 from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
 from storage.compaction.time_series import policy_for
@@ -532,7 +532,12 @@ class StorageEngine:
         """Bucket the rows and write one staged rowset per touched tablet of every index."""
         if rows.num_rows == 0:
             return [], []
-        return write_routed_rows(self.staging_dir(txn_id), table, self.tablet_map(table), rows, positions,
+        tablets = self.tablet_map(table)
+        indexed = {key[1] for key in tablets}
+        if any(index.index_id not in indexed for index in table.indexes):
+            # the table was read before a schema change swapped an index, its tablets after: as at publish
+            raise schema_changed_error(txn_id)
+        return write_routed_rows(self.staging_dir(txn_id), table, tablets, rows, positions,
                                  self.max_segment_bytes, shadow_rows=self.shadow_rows(table))
 
     def shadow_rows(self, table: OlapTable) -> ShadowRows | None:

@@ -198,6 +198,12 @@ def _txn_from(r: sqlite3.Row) -> Transaction:
     )
 
 
+def schema_changed_error(txn_id: int) -> StorageError:
+    """A load whose table's indexes a schema change swapped while it ran: refused whole, to be run again."""
+    return doris_error(f"the schema of the table changed while transaction [{txn_id}] ran (a schema change "
+                       "finished); load again")
+
+
 def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]:
     """The version visibility rule (Doris's consistent version path), in ascending version order.
 
@@ -1199,8 +1205,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     if by is not None and written is not None and by[0] in written:
                         continue  # a schema change swapped the index while the load ran: its shadow rows count
                     if by is not None:
-                        raise doris_error(f"the schema of the table changed while transaction [{txn_id}] ran "
-                                          "(a schema change finished); load again")
+                        raise schema_changed_error(txn_id)
                 if t is None:
                     raise doris_error(f"tablet [{rs.tablet_id}] of transaction [{txn_id}] no longer exists")
                 if t["partition_id"] not in versions:

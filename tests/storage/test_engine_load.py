@@ -324,3 +324,19 @@ def test_large_load_many_segments(engine: StorageEngine, root: Path) -> None:
     assert got.num_rows == 20_000
     assert sorted(set(got.column("v").to_pylist())) == [2, 3]
     e.close()
+
+
+def test_a_load_that_a_schema_swap_overtakes_between_table_and_tablets_is_refused_whole(
+        engine: StorageEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load read the table before a schema change swapped its index and the tablets after: it is refused with
+    the publish's own "load again", its transaction aborted, nothing written (not "tablet ... not found")."""
+    t = engine.catalog.create_table("db", range_spec())
+    real = engine.tablet_map
+    monkeypatch.setattr(engine, "tablet_map", lambda table: {k: v for k, v in real(table).items()
+                                                             if k[1] != table.base_index_id})
+    with pytest.raises(StorageError) as e:
+        engine.load(t, rows_table(SCHEMA, [(d("2017-02-01"), 1, 1)]), label="swapped")
+    assert e.value.message.endswith("(a schema change finished); load again")
+    assert engine.catalog.get_txn_by_label(t.db_id, "swapped").status == "ABORTED"
+    monkeypatch.undo()
+    assert scan(engine, t).num_rows == 0
