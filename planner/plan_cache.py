@@ -65,6 +65,7 @@ class _Entry:
     accessed: tuple[tuple[str | None, str], ...] = ()  # (db, name) the statement names: checked on every run
     template: PlanTemplate | None = None  # kept under a template key: the plan of any of its texts
     light: bool = False  # one scan with filters / projections / a limit above it (_light)
+    tables: tuple[OlapTableSource, ...] = ()  # the sources planning resolved (is each one's table in memory?)
     timing: _Timing = field(default_factory=lambda: _Timing())
 
 
@@ -111,10 +112,15 @@ class PlanCache:
 
     def quick(self, key: Hashable, current_db: str | None) -> bool:
         """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose last run took less
-        than QUICK_SECONDS: a statement the server may run without handing it to a worker thread."""
+        than QUICK_SECONDS and whose tables the catalog holds in memory: a statement the server may run without
+        handing it to a worker thread (and which waits for nothing)."""
         found = self._find(key, current_db)
-        return found is not None and found[1].light and found[1].timing.last_seconds < QUICK_SECONDS \
-            and found[1].generation == self._generation()
+        if found is None:
+            return False
+        entry = found[1]
+        # a table not in the catalog's memory (a load just published) is read under the lock a commit holds
+        return entry.light and entry.timing.last_seconds < QUICK_SECONDS and entry.generation == self._generation() \
+            and all(t.engine.catalog.table_cached(t.table.table_id) for t in entry.tables)
 
     def observe(self, key: Hashable, current_db: str | None, seconds: float, rows_read: int = 0) -> None:
         """Note what a run of the kept plan of `key` cost: its thread's CPU time (what it waited for the
@@ -174,7 +180,7 @@ class PlanCache:
                 or any(_empty(t) for t in rec.tables):
             return bound
         entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed),
-                       light=_light(bound.plan))
+                       light=_light(bound.plan), tables=tuple(t for t in rec.tables if isinstance(t, OlapTableSource)))
         full = (key, ctx.current_db)
         template = key.template() if isinstance(key, StatementKey) else None
         made = None if template is None else make_template(bound, unpruned.plan, template[1])

@@ -549,6 +549,11 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 self._table_ids[(db_id, name)] = row[0]
             return self._cached_table(c, row[0])
 
+    def table_cached(self, table_id: int) -> bool:
+        """Whether get_table_by_id answers from memory (a load's publish drops its table's entry; the refill waits
+        for the catalog lock, which a commit holds through its fsync)."""
+        return table_id in self._table_cache
+
     def get_table_by_id(self, table_id: int) -> OlapTable | None:
         table = self._table_cache.get(table_id)
         if table is not None:
