@@ -57,6 +57,11 @@ class StatementKey:
         return None if p is None else (("template", self.sql_mode, p.template), p.values)
 
 
+@dataclass
+class _Timing:
+    last_seconds: float = float("inf")  # the last run's CPU time (none yet: not known to be quick)
+
+
 @dataclass(frozen=True)
 class _Entry:
     bound: BoundQuery
@@ -66,12 +71,8 @@ class _Entry:
     template: PlanTemplate | None = None  # kept under a template key: the plan of any of its texts
     light: bool = False  # one scan with filters / projections / a limit above it (_light)
     tables: tuple[OlapTableSource, ...] = ()  # the sources planning resolved (is each one's table in memory?)
-    timing: _Timing = field(default_factory=lambda: _Timing())
+    timing: _Timing = field(default_factory=_Timing)
 
-
-@dataclass
-class _Timing:
-    last_seconds: float = float("inf")  # the last run's CPU time (none yet: not known to be quick)
 
 
 @dataclass

@@ -249,7 +249,7 @@ class Session:
             return [cached]
         statements = parse(sql, self.vars.get("sql_mode"), self.expr_limits())
         self._sql = sql.strip()
-        self._key = StatementKey(sql, self.vars.get("sql_mode")) if len(statements) == 1 else None
+        self._key = self._statement_key(sql) if len(statements) == 1 else None
         if not statements:
             if sql.strip():
                 return [OkResult()]  # only comments, e.g. MariaDB's /*M!... */ that MySQL-family servers skip
@@ -441,11 +441,15 @@ class Session:
 
     def quick(self, sql: str) -> bool:
         """A SELECT with a kept plan whose last run took about a millisecond (ConnectionHandler.quick)."""
-        return self.ctx.plans.quick(StatementKey(sql, self.vars.get("sql_mode")), self.database)
+        return self.ctx.plans.quick(self._statement_key(sql), self.database)
+
+    def _statement_key(self, sql: str) -> StatementKey:
+        """The plan cache's key of a text: it reads differently under another sql_mode."""
+        return StatementKey(sql, self.vars.get("sql_mode"))
 
     def _cached_query(self, sql: str) -> Result | None:
         """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""
-        key = StatementKey(sql, self.vars.get("sql_mode"))
+        key = self._statement_key(sql)
         if not self.ctx.plans.holds(key, self.database):
             return None
         self._sql = sql.strip()
