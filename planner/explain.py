@@ -102,7 +102,7 @@ def _olap_scan(scan: LogicalScan, source: OlapTableSource, condition: exp.Expres
         details.append(f"PREAGGREGATION REWRITE: {rewrite}")
     if condition is not None:
         details.append(f"PREDICATES: {_sql(condition)}")
-    cardinality = source.cardinality if source.cardinality is not None else stats.rows(source.index.index_id)
+    cardinality = stats.rows(source.index.index_id)
     details += [
         _partition_text(source),
         _tablet_text(source, stats),

@@ -3,7 +3,7 @@
 The rewrite rules (planner/rules/: prune_partitions, prune_buckets, preaggregation, select_rollup) record
 their decisions here, on a copy of the source the LogicalScan carries, so the physical scan and EXPLAIN
 read the very same decision: selected partitions and buckets, the chosen materialized index, the
-PREAGGREGATION verdict with Doris's reason, and the tablets / cardinality that follow from them.
+PREAGGREGATION verdict with Doris's reason, and the tablets that follow from them.
 """
 
 from __future__ import annotations
@@ -78,10 +78,9 @@ class OlapTableSource:
     preaggregation: bool | None = None
     preaggregation_reason: str = ""
     rewrites: tuple[str, ...] = ()  # exact aggregate rewrites beyond Doris's check, shown by EXPLAIN
-    # select_rollup: the chosen materialized index (None = base), the tablets read and the row estimate
+    # select_rollup: the chosen materialized index (None = base) and the tablets read
     index_id: int | None = None
     tablet_ids: tuple[int, ...] | None = None
-    cardinality: int | None = None
 
     def for_execution(self, profile: list[ScanProfile] | None) -> OlapTableSource:
         """A copy carrying this source's planning decisions for one more execution of a cached plan: its

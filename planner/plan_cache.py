@@ -57,9 +57,26 @@ class StatementKey:
         return None if p is None else (("template", self.sql_mode, p.template), p.values)
 
 
+_HEAVY = float("inf")
+
+
 @dataclass
 class _Timing:
-    last_seconds: float = float("inf")  # the last run's CPU time (none yet: not known to be quick)
+    """The CPU time of the last three runs (none yet: not known to be quick). Their median decides: one run
+    that a garbage collection or a page fault made slow does not send every client of a shared plan through
+    the worker threads for the next run (16 clients of one template: 11% of the server's time went there)."""
+
+    recent: list[float] = field(default_factory=lambda: [_HEAVY] * 3)
+
+    def note(self, seconds: float, heavy: bool) -> None:
+        if heavy:  # a run that read many rows may do so again: it must be light twice before it is quick
+            self.recent = [_HEAVY] * 3
+        else:
+            self.recent = self.recent[1:] + [seconds]
+
+    @property
+    def typical_seconds(self) -> float:
+        return sorted(self.recent)[1]
 
 
 @dataclass(frozen=True)
@@ -113,14 +130,14 @@ class PlanCache:
 
     def quick(self, key: Hashable, current_db: str | None) -> bool:
         """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose last run took less
-        than QUICK_SECONDS and whose tables the catalog holds in memory: a statement the server may run without
+        than QUICK_SECONDS (typically) and whose tables the catalog holds in memory: a statement the server may run without
         handing it to a worker thread (and which waits for nothing)."""
         found = self._find(key, current_db)
         if found is None:
             return False
         entry = found[1]
         # a table not in the catalog's memory (a load just published) is read under the lock a commit holds
-        return entry.light and entry.timing.last_seconds < QUICK_SECONDS and entry.generation == self._generation() \
+        return entry.light and entry.timing.typical_seconds < QUICK_SECONDS and entry.generation == self._generation() \
             and all(t.engine.catalog.table_cached(t.table.table_id) for t in entry.tables)
 
     def observe(self, key: Hashable, current_db: str | None, seconds: float, rows_read: int = 0) -> None:
@@ -129,7 +146,7 @@ class PlanCache:
         PARALLEL_SCAN_MIN_ROWS on, a scan works on other threads too)."""
         found = self._find(key, current_db)
         if found is not None:
-            found[1].timing.last_seconds = seconds if rows_read < PARALLEL_SCAN_MIN_ROWS else float("inf")
+            found[1].timing.note(seconds, rows_read >= PARALLEL_SCAN_MIN_ROWS)
 
     def _find(self, key: Hashable, current_db: str | None
               ) -> tuple[Hashable, _Entry, tuple[int | str, ...]] | None:

@@ -47,7 +47,7 @@ class PlanTemplate:
         if where is not None:
             where = where.transform(lambda n: _literal(new[_node_value(n)], n) if isinstance(n, exp.Literal) else n)
         source = replace(scan.source, partition_ids=self.partition_ids, buckets=None, index_id=None,
-                         tablet_ids=None, cardinality=None)
+                         tablet_ids=None)
         scan = replace(scan, source=source, predicates=predicates, where=where)
         disabled = session_disabled_rules(ctx)
         required = frozenset(scan.output)  # the projection reads every column (plain columns only)

@@ -29,7 +29,13 @@ _MASKS = (
 )
 
 
+# every mask names one of these words: a text without them (nearly all) is returned after one scan, not three
+_MAY_HOLD_PASSWORD = re.compile(r"PASSWORD|IDENTIFIED", re.I)
+
+
 def mask_passwords(sql: str) -> str:
+    if _MAY_HOLD_PASSWORD.search(sql) is None:
+        return sql
     for pattern, replacement in _MASKS:
         sql = pattern.sub(replacement, sql)
     return sql

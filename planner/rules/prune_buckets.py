@@ -14,9 +14,8 @@ from planner.context import QueryContext
 from planner.logical import LogicalScan
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule
-from storage.int128 import values_array
 from storage.predicate import ColumnPredicate, Op
-from storage.tablet.bucket_hash import pmod, spark_hash
+from storage.tablet.bucket_hash import pmod, spark_hash_values
 
 MAX_TUPLES = 1024  # like Doris's partition-pruner limit: beyond it, scan every bucket
 
@@ -67,8 +66,7 @@ def select_buckets(source: OlapTableSource, predicates: tuple[ColumnPredicate, .
         return {pid: () for pid in source.selected_partition_ids}
     tuples = list(itertools.product(*per_column))
     types = [source.schema.field(source.table.column(c).name).type for c in dist.columns]  # type: ignore[union-attr]
-    arrays = [values_array([t[i] for t in tuples], types[i]) for i in range(len(types))]
-    hashes = spark_hash(arrays)
+    hashes = spark_hash_values(tuples, types)
     by_id = {p.partition_id: p for p in source.table.partitions}
     for pid in source.selected_partition_ids:
         out[pid] = tuple(sorted({int(b) for b in pmod(hashes, by_id[pid].buckets)}))

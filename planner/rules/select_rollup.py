@@ -10,14 +10,15 @@ Choice: longest prefix of the index's columns matched by the scan's predicates (
 range stops), then fewest rows over the selected partitions, then fewest columns, then smallest index id.
 
 The pass also fixes what the choice implies: the tablets to read (selected partitions x pruned buckets
-of the chosen index) and the cardinality estimate (the index's rows in the selected partitions, counted
-from rowset metadata before merging, so approximate like Doris's tablet-reported counts).
+of the chosen index). EXPLAIN's cardinality estimate is the index's rows in the selected partitions, counted
+from rowset metadata before merging (IndexStats), so approximate like Doris's tablet-reported counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from planner.context import QueryContext
 from planner.logical import LogicalScan
@@ -50,8 +51,7 @@ def _select_rollup(scan: LogicalScan, source: OlapTableSource, above: AggregateA
         if rollup_selection_enabled(ctx) else source.table.base_index
     chosen = None if index.index_id == source.table.base_index_id else index.index_id
     tablets = stats.selected_tablets(index.index_id, source.buckets)
-    decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
-                      cardinality=stats.rows(index.index_id))
+    decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets))
     columns = scan.columns
     if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
         columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
@@ -70,29 +70,36 @@ def _placeholder(source: OlapTableSource, index: MaterializedIndexMeta, name: st
 
 @dataclass(frozen=True)
 class IndexStats:
-    """Tablets and row counts per index over the scan's selected partitions (catalog metadata only)."""
+    """Tablets and row counts per index over the scan's selected partitions (catalog metadata only). The row
+    counts are summed over every tablet's rowsets when first asked: a table with one index never asks while
+    planning (a point lookup's plan template decides its rollup on every run)."""
 
     tablets: dict[int, list[Tablet]]  # index_id -> tablets of the selected partitions
-    row_counts: dict[int, int]  # index_id -> rows over the selected partitions
+    source: OlapTableSource
 
     @staticmethod
     def of(source: OlapTableSource) -> IndexStats:
-        table = source.table
         selected = set(source.selected_partition_ids)
         order = {pid: i for i, pid in enumerate(sorted(selected))}
-        catalog = source.engine.catalog
-        all_tablets = [t for t in catalog.tablets(table.table_id) if t.partition_id in selected]
+        all_tablets = [t for t in source.engine.catalog.tablets(source.table.table_id) if t.partition_id in selected]
         all_tablets.sort(key=lambda t: (order[t.partition_id], t.bucket, t.tablet_id))
         by_index: dict[int, list[Tablet]] = {}
         for t in all_tablets:
             by_index.setdefault(t.index_id, []).append(t)
+        return IndexStats(by_index, source)
+
+    @cached_property
+    def row_counts(self) -> dict[int, int]:
+        """index_id -> rows over the selected partitions."""
+        table = self.source.table
+        all_tablets = [t for ts in self.tablets.values() for t in ts]
         versions = {p.partition_id: p.visible_version for p in table.partitions}
-        rowsets = catalog.rowsets_for_tablets(all_tablets, versions) if all_tablets else {}
+        rowsets = self.source.engine.catalog.rowsets_for_tablets(all_tablets, versions) if all_tablets else {}
         rows = {i.index_id: 0 for i in table.indexes}
         for t in all_tablets:
             rows[t.index_id] = rows.get(t.index_id, 0) + sum(r.num_rows for r in rowsets.get(t.tablet_id, ())
                                                              if r.kind == "DATA")
-        return IndexStats(by_index, rows)
+        return rows
 
     def rows(self, index_id: int) -> int:
         return self.row_counts.get(index_id, 0)
@@ -141,8 +148,8 @@ def candidates(source: OlapTableSource, aggregated: bool, needed: set[str]) -> l
 def choose_index(source: OlapTableSource, aggregated: bool, needed: set[str],
                  predicates: Sequence[ColumnPredicate], stats: IndexStats) -> MaterializedIndexMeta:
     table = source.table
-    if not source.selected_partition_ids or stats.rows(table.base_index_id) == 0:
-        return table.base_index  # nothing to read: Doris still names the base index
+    if len(table.indexes) == 1 or not source.selected_partition_ids or stats.rows(table.base_index_id) == 0:
+        return table.base_index  # no rollup, or nothing to read: Doris still names the base index
     found = candidates(source, aggregated, needed)
     scores = {i.index_id: prefix_match(i, predicates) for i in found}
     best = max(scores.values())

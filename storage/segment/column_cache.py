@@ -42,6 +42,9 @@ class ColumnCache:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self._entries: OrderedDict[tuple[str, str], pa.Array | pa.ChunkedArray] = OrderedDict()
+        # path -> its cached columns: forget() runs at every load's publish and every compaction, and a walk
+        # over every entry of a full cache took a few percent of a server under many small loads
+        self._by_path: dict[str, set[str]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
         self.hits = 0
@@ -68,19 +71,30 @@ class ColumnCache:
             if old is not None:
                 self._bytes -= old.nbytes
             self._entries[(path, column)] = array
+            self._by_path.setdefault(path, set()).add(column)
             self._bytes += size
             while self._bytes > self.limit and self._entries:
-                _, dropped = self._entries.popitem(last=False)
+                (p, c), dropped = self._entries.popitem(last=False)
+                self._unindex(p, c)
                 self._bytes -= dropped.nbytes
+
+    def _unindex(self, path: str, column: str) -> None:
+        columns = self._by_path.get(path)
+        if columns is not None:
+            columns.discard(column)
+            if not columns:
+                del self._by_path[path]
 
     def forget(self, paths: set[str]) -> None:
         with self._lock:
-            for key in [k for k in self._entries if k[0] in paths]:
-                self._bytes -= self._entries.pop(key).nbytes
+            for path in paths:
+                for column in self._by_path.pop(path, ()):
+                    self._bytes -= self._entries.pop((path, column)).nbytes
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._by_path.clear()
             self._bytes = 0
 
     @property

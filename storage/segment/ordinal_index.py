@@ -43,10 +43,14 @@ class OrdinalIndex:
         except ValueError as e:
             raise CorruptDataError(f"malformed ordinal index: {e}") from e
         first_rows, offsets, sizes = arr[0], arr[1], arr[2]
-        ok = (num_pages > 0 and first_rows[0] == 0 and bool(np.all(np.diff(first_rows) > 0))
-              and int(first_rows[-1]) < num_rows and bool(np.all(sizes > 0))
-              and int(offsets[0]) == data_start and bool(np.all(offsets[1:] == offsets[:-1] + sizes[:-1]))
-              and int(offsets[-1] + sizes[-1]) == data_end)
+        if num_pages == 1:  # most segments of small loads: the checks below in plain Python (~18 -> ~3 us)
+            (first,), (offset,), (size,) = arr.tolist()
+            ok = first == 0 and first < num_rows and size > 0 and offset == data_start and offset + size == data_end
+        else:
+            ok = (num_pages > 0 and first_rows[0] == 0 and bool(np.all(np.diff(first_rows) > 0))
+                  and int(first_rows[-1]) < num_rows and bool(np.all(sizes > 0))
+                  and int(offsets[0]) == data_start and bool(np.all(offsets[1:] == offsets[:-1] + sizes[:-1]))
+                  and int(offsets[-1] + sizes[-1]) == data_end)
         if not ok:
             raise CorruptDataError("ordinal index is inconsistent")
         return cls(first_rows, offsets, sizes, num_rows)

@@ -205,3 +205,17 @@ def test_a_user_variable_of_another_type_is_planned_again(h: Harness) -> None:
     assert cache.hits == 0 and cache.misses == 5
     run(h, cache, sql, _with_user_x(h, True))
     assert cache.hits == 1
+
+
+def test_a_plan_is_quick_by_its_typical_run(h: Harness) -> None:
+    """Quick once two of its last three runs were light: one slow run (a garbage collection) does not change
+    that, one run that read many rows does until two light runs follow."""
+    cache = _cache(h)
+    sql = "SELECT k, v FROM t WHERE k = 42"
+    run(h, cache, sql)
+    key = next(iter(cache._entries))[0]
+    assert not cache.quick(key, h.ctx().current_db)
+    for seconds, rows, quick in ((0.0005, 1, False), (0.0005, 1, True), (0.05, 1, True), (0.0005, 1, True),
+                                 (0.0005, 10**6, False), (0.0005, 1, False), (0.0005, 1, True)):
+        cache.observe(key, h.ctx().current_db, seconds, rows)
+        assert cache.quick(key, h.ctx().current_db) is quick, (seconds, rows)

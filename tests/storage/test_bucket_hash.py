@@ -11,7 +11,13 @@ import pyarrow as pa
 import pytest
 
 from storage.spark.java_runtime import ensure_java_home
-from storage.tablet.bucket_hash import hash_buckets, literal_bucket, random_buckets, spark_hash
+from storage.tablet.bucket_hash import (
+    hash_buckets,
+    literal_bucket,
+    random_buckets,
+    spark_hash,
+    spark_hash_values,
+)
 
 N_ROWS = 300
 BUCKETS = 7
@@ -133,3 +139,23 @@ def test_literal_bucket_agrees_with_table_bucket() -> None:
 def test_random_buckets_spread_evenly() -> None:
     b = random_buckets(100, 4)
     assert sorted(np.bincount(b, minlength=4).tolist()) == [25, 25, 25, 25]
+
+
+@pytest.mark.parametrize("t", [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
+                               pa.uint64()])
+def test_value_tuples_hash_as_their_arrays(t: pa.DataType) -> None:
+    """The few-tuple path on Python ints (bucket pruning of `k = 5`) gives the arrays' hashes, extremes,
+    negatives and NULLs included; values the type cannot hold and other types take the array path."""
+    info = np.iinfo(t.to_pandas_dtype())
+    rng = random.Random(str(t))
+    values = [int(info.min), int(info.max), 0, 1, -1 if info.min < 0 else 2, None] + [
+        rng.randint(int(info.min), int(info.max)) for _ in range(200)]
+    for i in range(0, len(values) - 1, 2):
+        rows = [(values[i], values[i + 1]), (values[i + 1], values[i])]
+        want = spark_hash([pa.array([r[0] for r in rows], t), pa.array([r[1] for r in rows], t)])
+        np.testing.assert_array_equal(spark_hash_values(rows, [t, t]), want)
+    mixed = [(5, "a"), (None, "b")]
+    np.testing.assert_array_equal(spark_hash_values(mixed, [t, pa.string()]),
+                                  spark_hash([pa.array([5, None], t), pa.array(["a", "b"])]))
+    many = [(v,) for v in values[6:30]]  # more tuples than the Python-int path takes
+    np.testing.assert_array_equal(spark_hash_values(many, [t]), spark_hash([pa.array([v for (v,) in many], t)]))

@@ -87,6 +87,24 @@ def test_budget_lru_and_forget() -> None:
     assert cache.get("f1", "c") is None and cache.get("f6", "c") is a
 
 
+def test_forget_drops_every_column_of_a_path_and_keeps_the_budget_exact() -> None:
+    cache = ColumnCache(limit=1 << 20)
+    a = pa.array(np.arange(100, dtype=np.int64))  # 800 bytes
+    for path in ("p1", "p2"):
+        for column in ("a", "b", "c"):
+            cache.put(path, column, a)
+    cache.put("p1", "a", a)  # replaced, not counted twice
+    assert cache.used_bytes == 6 * 800
+    cache.forget({"p1", "never-cached"})
+    assert [cache.get("p1", c) for c in "abc"] == [None] * 3
+    assert all(cache.get("p2", c) is a for c in "abc") and cache.used_bytes == 3 * 800
+    small = ColumnCache(limit=4 * 800)  # evictions leave the path index in step with the entries
+    for n in range(10):
+        small.put(f"q{n}", "a", a)
+    small.forget({f"q{n}" for n in range(10)})
+    assert small.used_bytes == 0 and not small._by_path
+
+
 def test_limits_and_be_conf(tmp_path: Path) -> None:
     assert parse_limit("512M") == 512 << 20 and parse_limit("2G") == 2 << 30 and parse_limit("1000") == 1000
     assert 0 < parse_limit("20%") < parse_limit("40%")

@@ -11,8 +11,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from storage.errors import CorruptDataError
 from storage.predicate import ColumnPredicate as P
 from storage.predicate import Op
+from storage.segment.ordinal_index import OrdinalIndex
 from storage.segment.reader import SegmentReader
 from storage.segment.row_ranges import RowRanges
 from storage.segment.short_key_index import encode_rows, encode_value, short_key_columns
@@ -367,3 +369,18 @@ def test_pages_all_match_equals_the_page_arrays(arrow_type: pa.DataType) -> None
             for op in (Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE):
                 p = P("c", op, (v,))
                 assert zm.pages_all_match(p) == bool(zm.may_match(p)[1:].all()), p
+
+
+@pytest.mark.parametrize("pages", [1, 3])
+def test_ordinal_index_checks_its_pages_against_the_column(pages: int) -> None:
+    """One page (checked in plain Python) and several (numpy) refuse the same inconsistencies."""
+    first_rows = [0, 4, 9][:pages]
+    sizes = [10, 20, 30][:pages]
+    offsets = list(np.cumsum([100] + sizes[:-1]))
+    body = np.array([first_rows, offsets, sizes], dtype=np.int64).tobytes()
+    end = 100 + sum(sizes)
+    got = OrdinalIndex.decode(body, pages, 12, 100, end)
+    assert got.first_rows.tolist() == first_rows and got.num_pages == pages
+    for num_rows, start, stop in ((first_rows[-1], 100, end), (12, 101, end), (12, 100, end + 1)):
+        with pytest.raises(CorruptDataError):
+            OrdinalIndex.decode(body, pages, num_rows, start, stop)
