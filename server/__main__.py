@@ -1,3 +1,4 @@
 from server.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a worker process starts from this module (multiprocessing's spawn)
+    raise SystemExit(main())

@@ -38,6 +38,7 @@ from storage.compaction.policy import CompactionConfig
 from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
 from storage.compaction.time_series import policy_for
 from storage.compaction.version_limit import check_version_limit
+from storage.compaction.worker import DEFAULT_PROCESSES
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment import column_cache
@@ -315,6 +316,7 @@ class StorageEngine:
             self.catalog = Catalog(self.root)
             self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
+        self.compaction_processes = int(self.config.get("compaction_worker_processes", DEFAULT_PROCESSES))
         # loads written and held for a second phase (Stream Load two_phase_commit): txn -> what commit() needs;
         # in memory only (the catalog keeps them PREPARE), so a restart aborts them with the other unfinished
         self._precommitted: dict[int, HeldLoad] = {}

@@ -50,6 +50,7 @@ import pyarrow.compute as pc
 
 from storage.catalog.compaction import CompactionConflict
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, OlapTable, Rowset, Tablet
+from storage.compaction.worker import run_merge
 from storage.errors import StorageError
 from storage.segment.reader import SegmentReader
 from storage.segment.row_ranges import RowRanges
@@ -273,6 +274,28 @@ def merge_segments(paths_by_rowset: Sequence[tuple[Rowset, Sequence[Path]]], ind
     return sum(r.rows_read for r in runs), sum(r.rows_deleted for r in runs)
 
 
+@dataclass(frozen=True)
+class Merged:
+    """What merge_to_stage wrote (it may run in a compaction worker process: plain values only)."""
+
+    rows_read: int
+    rows_deleted: int
+    rows: int
+    segments: int
+    bytes_written: int
+
+
+def merge_to_stage(stage: Path, rowset_id: str, index: MaterializedIndexMeta, indexes: SegmentIndexConfig | None,
+                   max_segment_bytes: int, paths_by_rowset: Sequence[tuple[Rowset, Sequence[Path]]],
+                   deletes: Sequence[Rowset], batch_rows: int | None, wanted: Sequence[WantedColumn] | None
+                   ) -> Merged:
+    """Merge the input segments into "<rowset_id>_<n>.dat" files under `stage`: files in, files out, nothing
+    else of the server's, so a worker process can run it (storage/compaction/worker.py)."""
+    sink = _SegmentSink(stage, rowset_id, index, indexes, max_segment_bytes)
+    rows_read, rows_deleted = merge_segments(paths_by_rowset, index, sink, deletes, batch_rows, wanted)
+    return Merged(rows_read, rows_deleted, sink.rows, sink.segments, sink.bytes_written)
+
+
 # ------------------------------------------------------------------------------------------ one compaction
 
 
@@ -292,12 +315,11 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
     stage = staging / str(tablet.tablet_id)
     stage.mkdir(parents=True, exist_ok=True)
     try:
-        sink = _SegmentSink(stage, rowset_id, index, segment_index_config(table, index), engine.max_segment_bytes)
         try:
-            rows_read, rows_deleted = merge_segments(
-                [(rs, engine.segment_paths(rs)) for rs in data_inputs], index, sink,
-                [rs for rs in inputs if rs.kind == "DELETE"],
-                batch_rows, engine.wanted_columns(index))
+            merged = run_merge(engine.compaction_processes, merge_to_stage, stage, rowset_id, index,
+                               segment_index_config(table, index), engine.max_segment_bytes,
+                               [(rs, engine.segment_paths(rs)) for rs in data_inputs],
+                               [rs for rs in inputs if rs.kind == "DELETE"], batch_rows, engine.wanted_columns(index))
         except FileNotFoundError:
             live = {rs.rowset_id for rs in engine.catalog.rowsets(tablet.tablet_id, ALL_VERSIONS)}
             gone = [rs.rowset_id for rs in inputs if rs.rowset_id not in live]
@@ -305,8 +327,8 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
                 raise CompactionConflict(f"rowset {gone[0]} of tablet {tablet.tablet_id} no longer exists") from None
             raise
         staged: StagedRowset = StagedRowset(
-            tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id, num_rows=sink.rows,
-            num_segments=sink.segments, data_size=sink.bytes_written, overlapping=False)
+            tablet_id=tablet.tablet_id, partition_id=tablet.partition_id, rowset_id=rowset_id, num_rows=merged.rows,
+            num_segments=merged.segments, data_size=merged.bytes_written, overlapping=False)
         published: list[Rowset] = []
 
         def publish(rowsets: list[Rowset]) -> None:
@@ -319,7 +341,7 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
         shutil.rmtree(staging, ignore_errors=True)
     engine.retire(inputs)
     stats = MergeStats(
-        input_rowsets=len(inputs), input_segments=sum(rs.num_segments for rs in data_inputs), input_rows=rows_read,
-        input_bytes=sum(rs.data_size for rs in inputs), output_rows=sink.rows, output_segments=sink.segments,
-        bytes_written=sink.bytes_written, rows_deleted=rows_deleted, seconds=time.perf_counter() - started)
+        input_rowsets=len(inputs), input_segments=sum(rs.num_segments for rs in data_inputs), input_rows=merged.rows_read,
+        input_bytes=sum(rs.data_size for rs in inputs), output_rows=merged.rows, output_segments=merged.segments,
+        bytes_written=merged.bytes_written, rows_deleted=merged.rows_deleted, seconds=time.perf_counter() - started)
     return CompactionOutput(published[0], stats)

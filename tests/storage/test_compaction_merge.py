@@ -47,9 +47,10 @@ def batch(rng: np.random.Generator, n: int, load_no: int) -> pa.Table:
     })
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[StorageEngine]:
-    e = StorageEngine(tmp_path / "storage", {"tablet_rowset_stale_sweep_time_sec": "0"})
+@pytest.fixture(params=["1", "0"], ids=["worker_process", "in_process"])
+def engine(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[StorageEngine]:
+    e = StorageEngine(tmp_path / "storage", {"tablet_rowset_stale_sweep_time_sec": "0",
+                                             "compaction_worker_processes": request.param})
     e.open()
     e.catalog.create_database("db")
     yield e
