@@ -23,7 +23,7 @@ from server.session import Session, SessionContext
 from server.tls import self_signed, server_context
 from server.variables import GlobalVariables
 from sql.types import parse_type
-from storage.compaction import worker as compaction_worker
+from storage import workers
 from storage.engine import StorageEngine
 
 log = logging.getLogger("dorislite")
@@ -103,7 +103,7 @@ class DorisLite:
             self.context.audit.close()
         self.context.group_commits.stop()
         self.context.compaction.stop()
-        compaction_worker.shutdown()
+        workers.shutdown()
         self.context.console_history.stop()
         self.context.loads.close()
         self.engine.close()

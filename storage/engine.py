@@ -38,7 +38,6 @@ from storage.compaction.policy import CompactionConfig
 from storage.compaction.readers import DEFAULT_STALE_SWEEP_SECONDS, ReadHold, RowsetReaders
 from storage.compaction.time_series import policy_for
 from storage.compaction.version_limit import check_version_limit
-from storage.compaction.worker import DEFAULT_PROCESSES
 from storage.errors import StorageError, doris_error
 from storage.predicate import ColumnPredicate
 from storage.segment import column_cache
@@ -55,6 +54,7 @@ from storage.tablet.delete_filter import apply_deletes, delete_columns, delete_r
 from storage.tablet.memtable import build_memtable
 from storage.tablet.partition_router import NO_PARTITION, route_partitions
 from storage.tablet.predicate_filter import predicate_mask
+from storage.workers import DEFAULT_PROCESSES, run_in_worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -214,6 +214,10 @@ def _base_memtable(rows: pa.Table, index: MaterializedIndexMeta) -> pa.Table:
 
 
 PARALLEL_WRITE_ROWS = 100_000  # a load this large writes its tablets in parallel
+# a load up to this size is written in a load worker process (storage/workers.py); larger ones are vectorized
+# work that releases the interpreter lock (and would cost a copy of their rows to ship)
+WORKER_LOAD_MAX_ROWS = 10_000
+WORKER_LOAD_MAX_PARTITIONS = 256  # the table's metadata is shipped with the rows
 
 ShadowRows = Callable[[pa.Table, MaterializedIndexMeta], pa.Table]  # base rows -> a shadow index's columns
 
@@ -317,6 +321,7 @@ class StorageEngine:
             self.catalog.on_tablets_dropped(self._remove_tablet_dirs)
         self.max_segment_bytes = int(self.config.get("max_segment_bytes", DEFAULT_MAX_SEGMENT_BYTES))
         self.compaction_processes = int(self.config.get("compaction_worker_processes", DEFAULT_PROCESSES))
+        self.load_processes = int(self.config.get("load_worker_processes", DEFAULT_PROCESSES))
         # loads written and held for a second phase (Stream Load two_phase_commit): txn -> what commit() needs;
         # in memory only (the catalog keeps them PREPARE), so a restart aborts them with the other unfinished
         self._precommitted: dict[int, HeldLoad] = {}
@@ -539,6 +544,14 @@ class StorageEngine:
         if any(index.index_id not in indexed for index in table.indexes):
             # the table was read before a schema change swapped an index, its tablets after: as at publish
             raise schema_changed_error(txn_id)
+        if (rows.num_rows <= WORKER_LOAD_MAX_ROWS and len(table.partitions) <= WORKER_LOAD_MAX_PARTITIONS
+                and not any(is_rewrite_shadow(i) for i in table.indexes)):
+            # a small load is mostly fixed costs per segment in Python: written in a worker process (the rows
+            # and the table's metadata travel, a few KB), the server's interpreter is free for other statements
+            touched = {table.partitions[int(pos)].partition_id for pos in np.unique(positions)}
+            return run_in_worker("load", self.load_processes, write_routed_rows, self.staging_dir(txn_id), table,
+                                 {k: t for k, t in tablets.items() if k[0] in touched}, rows, positions,
+                                 self.max_segment_bytes)
         return write_routed_rows(self.staging_dir(txn_id), table, tablets, rows, positions,
                                  self.max_segment_bytes, shadow_rows=self.shadow_rows(table))
 

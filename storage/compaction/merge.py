@@ -50,13 +50,13 @@ import pyarrow.compute as pc
 
 from storage.catalog.compaction import CompactionConflict
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, OlapTable, Rowset, Tablet
-from storage.compaction.worker import run_merge
 from storage.errors import StorageError
 from storage.segment.reader import SegmentReader
 from storage.segment.row_ranges import RowRanges
 from storage.segment.schema_view import WantedColumn, segment_for
 from storage.segment.writer import SegmentIndexConfig, write_segment
 from storage.tablet.aggregation import aggregate_index, key_column_names, sort_by_keys
+from storage.workers import run_in_worker
 
 if TYPE_CHECKING:
     from storage.engine import StagedRowset, StorageEngine
@@ -290,7 +290,7 @@ def merge_to_stage(stage: Path, rowset_id: str, index: MaterializedIndexMeta, in
                    deletes: Sequence[Rowset], batch_rows: int | None, wanted: Sequence[WantedColumn] | None
                    ) -> Merged:
     """Merge the input segments into "<rowset_id>_<n>.dat" files under `stage`: files in, files out, nothing
-    else of the server's, so a worker process can run it (storage/compaction/worker.py)."""
+    else of the server's, so a worker process can run it (storage/workers.py)."""
     sink = _SegmentSink(stage, rowset_id, index, indexes, max_segment_bytes)
     rows_read, rows_deleted = merge_segments(paths_by_rowset, index, sink, deletes, batch_rows, wanted)
     return Merged(rows_read, rows_deleted, sink.rows, sink.segments, sink.bytes_written)
@@ -316,10 +316,11 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
     stage.mkdir(parents=True, exist_ok=True)
     try:
         try:
-            merged = run_merge(engine.compaction_processes, merge_to_stage, stage, rowset_id, index,
-                               segment_index_config(table, index), engine.max_segment_bytes,
-                               [(rs, engine.segment_paths(rs)) for rs in data_inputs],
-                               [rs for rs in inputs if rs.kind == "DELETE"], batch_rows, engine.wanted_columns(index))
+            merged = run_in_worker("compaction merge", engine.compaction_processes, merge_to_stage, stage, rowset_id,
+                                   index, segment_index_config(table, index), engine.max_segment_bytes,
+                                   [(rs, engine.segment_paths(rs)) for rs in data_inputs],
+                                   [rs for rs in inputs if rs.kind == "DELETE"], batch_rows,
+                                   engine.wanted_columns(index))
         except FileNotFoundError:
             live = {rs.rowset_id for rs in engine.catalog.rowsets(tablet.tablet_id, ALL_VERSIONS)}
             gone = [rs.rowset_id for rs in inputs if rs.rowset_id not in live]

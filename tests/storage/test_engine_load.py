@@ -49,9 +49,9 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "storage"
 
 
-@pytest.fixture
-def engine(root: Path) -> Iterator[StorageEngine]:
-    e = StorageEngine(root)
+@pytest.fixture(params=["1", "0"], ids=["worker_process", "in_process"])
+def engine(root: Path, request: pytest.FixtureRequest) -> Iterator[StorageEngine]:
+    e = StorageEngine(root, {"load_worker_processes": request.param})  # small loads: written in a worker or here
     e.open()
     e.catalog.create_database("db")
     yield e
@@ -148,6 +148,7 @@ def test_not_null_violation_is_filtered(engine: StorageEngine) -> None:
 
 
 def test_failure_mid_load_leaves_nothing(engine: StorageEngine, root: Path, monkeypatch) -> None:
+    engine.load_processes = 0  # the injected failure is in this process's writer
     t = engine.catalog.create_table("db", range_spec())
     engine.load(t, rows_table(SCHEMA, ROWS[:2]), label="first")
     before_files = data_files(root)

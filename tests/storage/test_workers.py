@@ -1,5 +1,5 @@
-"""Compaction merges in a worker process: the answer of the function run there, its errors readable in the server,
-a killed worker failing one merge only, and no worker outliving a server killed with kill -9."""
+"""Storage work in worker processes: the answer of the function run there, its errors readable in the server, a
+killed worker failing one call only, and no worker outliving a server killed with kill -9."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.compaction.worker import run_merge
 from storage.errors import StorageError
+from storage.workers import run_in_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,29 +36,29 @@ def _die() -> None:
 
 
 def test_the_function_runs_in_another_process_or_here() -> None:
-    assert run_merge(1, os.getpid) != os.getpid()
-    assert run_merge(0, os.getpid) == os.getpid()
-    assert run_merge(1, divmod, 17, 5) == (3, 2)
+    assert run_in_worker("test", 1, os.getpid) != os.getpid()
+    assert run_in_worker("test", 0, os.getpid) == os.getpid()
+    assert run_in_worker("test", 1, divmod, 17, 5) == (3, 2)
 
 
 def test_errors_come_back_as_the_server_reads_them(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):  # a concurrent drop: compact_rowsets tells a conflict from it
-        run_merge(1, _missing, str(tmp_path / "gone.dat"))
-    with pytest.raises(StorageError, match=r"compaction merge failed: _Odd: 1/2"):
-        run_merge(1, _raise_odd)
+        run_in_worker("test", 1, _missing, str(tmp_path / "gone.dat"))
+    with pytest.raises(StorageError, match=r"test failed: _Odd: 1/2"):
+        run_in_worker("test", 1, _raise_odd)
 
 
 def test_a_killed_worker_fails_its_merge_only() -> None:
-    with pytest.raises(StorageError, match="exited during the merge"):
-        run_merge(1, _die)
-    assert run_merge(1, divmod, 7, 2) == (3, 1)  # a new pool
+    with pytest.raises(StorageError, match="test worker process exited while it ran"):
+        run_in_worker("test", 1, _die)
+    assert run_in_worker("test", 1, divmod, 7, 2) == (3, 1)  # a new pool
 
 
 def test_no_worker_outlives_a_killed_server() -> None:
     script = textwrap.dedent("""
         import os
-        from storage.compaction.worker import run_merge
-        print(run_merge(1, os.getpid), flush=True)
+        from storage.workers import run_in_worker
+        print(run_in_worker("test", 1, os.getpid), flush=True)
         os._exit(9)  # as kill -9: nothing shuts the pool down
     """)
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
