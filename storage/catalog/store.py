@@ -10,6 +10,7 @@ The version visibility rule (which rowsets a reader at version v sees) lives her
 
 from __future__ import annotations
 
+import bisect
 import json
 import secrets
 import sqlite3
@@ -212,17 +213,35 @@ def visible_rowsets(rowsets: Iterable[Rowset], max_version: int) -> list[Rowset]
     [a-b] over the inputs [a-a]..[b-b] it replaced). Versions a tablet never received (a load that wrote
     no rows into it) are simply skipped.
     """
-    candidates = sorted(
-        (r for r in rowsets if r.end_version <= max_version),
-        key=lambda r: (r.start_version, -r.end_version),
-    )
+    return visible_path(sorted(rowsets, key=version_order), max_version)
+
+
+def version_order(r: Rowset) -> tuple[int, int]:
+    """The order visible_path walks: by start version, the widest rowset first."""
+    return (r.start_version, -r.end_version)
+
+
+def _start(r: Rowset) -> int:
+    return r.start_version
+
+
+def visible_path(ordered: Sequence[Rowset], max_version: int) -> list[Rowset]:
+    """visible_rowsets of rowsets already in version_order: each step bisects to the next needed version, so a
+    tablet holding thousands of stale compaction inputs (kept for minutes) costs a few comparisons per rowset
+    on the path, not a pass over all of them."""
     path: list[Rowset] = []
     next_needed = -1
-    for r in candidates:
-        if r.start_version >= next_needed:
-            path.append(r)
-            next_needed = r.end_version + 1
-    return path
+    i, n = 0, len(ordered)
+    while True:
+        i = bisect.bisect_left(ordered, next_needed, lo=i, key=_start)
+        while i < n and ordered[i].end_version > max_version:  # past the snapshot: a narrower one or a later start
+            i += 1
+        if i >= n:
+            return path
+        r = ordered[i]
+        path.append(r)
+        next_needed = r.end_version + 1
+        i += 1
 
 
 # ---------------------------------------------------------------- the store
@@ -337,7 +356,10 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             by_tablet.setdefault(rs.tablet_id, []).append(rs)
         for tablet_id, added in by_tablet.items():
             if (cached := self._rowset_cache.get(tablet_id)) is not None:
-                self._rowset_cache[tablet_id] = cached + added
+                grown = list(cached)  # kept in version_order (visible_path)
+                for rs in added:
+                    bisect.insort(grown, rs, key=version_order)
+                self._rowset_cache[tablet_id] = grown
         if touched.removed:
             for tablet_id, cached in list(self._rowset_cache.items()):
                 if any(rs.rowset_id in touched.removed for rs in cached):
@@ -1064,14 +1086,14 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             self._visible_memo[tablet_id] = memo
         path = memo[1].get(max_version)
         if path is None:
-            path = visible_rowsets(rowsets, max_version)
+            path = visible_path(rowsets, max_version)
             if len(memo[1]) < 8:
                 memo[1][max_version] = path
         return list(path)
 
     def _all_rowsets_of(self, tablet_ids: Sequence[int]) -> dict[int, list[Rowset]]:
-        """tablet_id -> every rowset row of the tablet (stale ones too), from the cache when there (hits do not
-        wait for a write's commit)."""
+        """tablet_id -> every rowset row of the tablet (stale ones too) in version_order, from the cache when
+        there (hits do not wait for a write's commit)."""
         cache = self._rowset_cache if self._caching else {}
         out: dict[int, list[Rowset]] = {}
         missing = []
@@ -1088,6 +1110,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     for r in c.execute(f"SELECT * FROM rowsets WHERE tablet_id IN ({','.join('?' * len(chunk))})",
                                        chunk):
                         fetched[r["tablet_id"]].append(_rowset_from(r))
+                    for rowsets in fetched.values():
+                        rowsets.sort(key=version_order)
                     out.update(fetched)
                     if self._may_fill():
                         cache.update(fetched)
