@@ -1,4 +1,4 @@
 from server.cli import main
 
-if __name__ == "__main__":  # not when a worker process starts from this module (multiprocessing's spawn)
+if __name__ == "__main__":  # never on import (a process re-reading the main module must not start a server)
     raise SystemExit(main())

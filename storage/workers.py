@@ -17,7 +17,6 @@ the next call starts a new pool.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
 import os
 import threading
@@ -28,8 +27,6 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from storage.errors import StorageError
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -63,8 +60,8 @@ def _pool(key: tuple[str, int]) -> ProcessPoolExecutor:
         if pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["storage.engine", "storage.compaction.merge"])
-            pool = _pools[key] = ProcessPoolExecutor(key[1], mp_context=context,
-                                                           initializer=_die_with_server, initargs=(os.getpid(),))
+            pool = _pools[key] = ProcessPoolExecutor(key[1], mp_context=context, initializer=_die_with_server,
+                                                     initargs=(os.getpid(),))
         return pool
 
 
@@ -92,8 +89,8 @@ def _alive(pid: int) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return False
-        except PermissionError:
-            pass
+        except PermissionError:  # it exists, as another user's
+            return True
         return True
 
 
