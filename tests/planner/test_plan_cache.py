@@ -214,8 +214,8 @@ def test_a_plan_is_quick_by_its_typical_run(h: Harness) -> None:
     sql = "SELECT k, v FROM t WHERE k = 42"
     run(h, cache, sql)
     key = next(iter(cache._entries))[0]
-    assert not cache.quick(key, h.ctx().current_db)
-    for seconds, rows, quick in ((0.0005, 1, False), (0.0005, 1, True), (0.05, 1, True), (0.0005, 1, True),
-                                 (0.0005, 10**6, False), (0.0005, 1, False), (0.0005, 1, True)):
+    # the first run was observed too, light or not by this machine's speed: a heavy run makes the start known
+    for seconds, rows, quick in ((0.0005, 10**6, False), (0.0005, 1, False), (0.0005, 1, True), (0.05, 1, True),
+                                 (0.0005, 1, True), (0.0005, 10**6, False), (0.0005, 1, False), (0.0005, 1, True)):
         cache.observe(key, h.ctx().current_db, seconds, rows)
         assert cache.quick(key, h.ctx().current_db) is quick, (seconds, rows)
