@@ -10,8 +10,8 @@ not change a plan: each execution reads its own snapshot of the tables, through 
 table sources (its counters and profile are its own too). One cache serves every connection.
 
 Keys are the text with the sql_mode it is read under. A point query's plan is kept once for every text that
-differs from it only in literals (plan_template.py). Each entry notes its last run's CPU time, which makes a
-light plan a quick statement (PlanCache.quick) the server runs without a thread hand-off.
+differs from it only in literals (plan_template.py). Each entry notes the CPU time of its last runs, which makes
+a light plan a quick statement (PlanCache.quick) the server runs without a thread hand-off.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from planner.rewrite import rewrite
 from sql.parameterize import parameterize
 from storage.engine import PARALLEL_SCAN_MIN_ROWS
 
-QUICK_SECONDS = 0.002  # a light kept plan whose last run took less CPU is a quick statement (PlanCache.quick)
+QUICK_SECONDS = 0.002  # a light kept plan whose runs usually take less CPU is a quick statement (PlanCache.quick)
 
 # functions whose value differs per call or per row: a plan that folded one into a literal is one answer
 _NONDETERMINISTIC = frozenset({"rand", "random", "uuid", "uuid_numeric", "sleep", "last_insert_id"})
@@ -91,7 +91,6 @@ class _Entry:
     timing: _Timing = field(default_factory=_Timing)
 
 
-
 @dataclass
 class _Recording(QueryContext):
     """The statement's context, noting what planning depended on."""
@@ -129,15 +128,16 @@ class PlanCache:
         return self._find(key, current_db) is not None
 
     def quick(self, key: Hashable, current_db: str | None) -> bool:
-        """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose last run took less
-        than QUICK_SECONDS (typically) and whose tables the catalog holds in memory: a statement the server may run without
-        handing it to a worker thread (and which waits for nothing)."""
+        """Whether `key` has a light kept plan, still valid as far as the catalog goes, whose runs usually take
+        less than QUICK_SECONDS (_Timing) and whose tables the catalog holds in memory: a statement the server may
+        run without handing it to a worker thread (and which waits for nothing)."""
         found = self._find(key, current_db)
         if found is None:
             return False
         entry = found[1]
         # a table not in the catalog's memory (a load just published) is read under the lock a commit holds
-        return entry.light and entry.timing.typical_seconds < QUICK_SECONDS and entry.generation == self._generation() \
+        return entry.light and entry.timing.typical_seconds < QUICK_SECONDS \
+            and entry.generation == self._generation() \
             and all(t.engine.catalog.table_cached(t.table.table_id) for t in entry.tables)
 
     def observe(self, key: Hashable, current_db: str | None, seconds: float, rows_read: int = 0) -> None:

@@ -440,7 +440,7 @@ class Session:
         return ResultSet(show.string_table(list(OUTFILE_COLUMNS), rows))
 
     def quick(self, sql: str) -> bool:
-        """A SELECT with a kept plan whose last run took about a millisecond (ConnectionHandler.quick)."""
+        """A SELECT with a kept plan whose runs usually take about a millisecond (ConnectionHandler.quick)."""
         return self.ctx.plans.quick(self._statement_key(sql), self.database)
 
     def _statement_key(self, sql: str) -> StatementKey:

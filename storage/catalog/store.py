@@ -298,7 +298,6 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         self._table_cache: dict[int, OlapTable] = {}
         self._tablet_cache: dict[tuple[int, int | None, int | None], list[Tablet]] = {}
         self._rowset_cache: dict[int, list[Rowset]] = {}
-        self._visible_memo: dict[int, tuple[list[Rowset], dict[int, list[Rowset]]]] = {}  # see _visible
         self._database_cache: dict[str, Database] = {}
         self._table_ids: dict[tuple[int, str], int] = {}  # (db_id, table name) -> table_id
         self._generation = 0  # counts write transactions: whatever was derived from the catalog is stale
@@ -342,7 +341,6 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                     self._table_cache.clear()
                     self._tablet_cache.clear()
                     self._rowset_cache.clear()
-                    self._visible_memo.clear()
                     self._database_cache.clear()
                     self._table_ids.clear()
 
@@ -1074,22 +1072,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
 
     def rowsets(self, tablet_id: int, max_version: int) -> list[Rowset]:
         """The rowsets a reader at `max_version` sees, in version order."""
-        return self._visible(tablet_id, self._all_rowsets_of([tablet_id])[tablet_id], max_version)
-
-    def _visible(self, tablet_id: int, rowsets: list[Rowset], max_version: int) -> list[Rowset]:
-        """visible_rowsets, remembered per tablet for its current cached list (a write replaces a tablet's list,
-        never changes it): a tablet keeps its stale rowsets for minutes, so the list a commit's version check,
-        every scan and the compaction producer sort grows to hundreds under a trickle of loads."""
-        memo = self._visible_memo.get(tablet_id)
-        if memo is None or memo[0] is not rowsets:
-            memo = (rowsets, {})
-            self._visible_memo[tablet_id] = memo
-        path = memo[1].get(max_version)
-        if path is None:
-            path = visible_path(rowsets, max_version)
-            if len(memo[1]) < 8:
-                memo[1][max_version] = path
-        return list(path)
+        return visible_path(self._all_rowsets_of([tablet_id])[tablet_id], max_version)
 
     def _all_rowsets_of(self, tablet_ids: Sequence[int]) -> dict[int, list[Rowset]]:
         """tablet_id -> every rowset row of the tablet (stale ones too) in version_order, from the cache when
@@ -1121,7 +1104,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         """Visible rowsets of many tablets at once: tablet_id -> rowsets at its partition's snapshot version."""
         by_tablet = self._all_rowsets_of([t.tablet_id for t in tablets])
         partition_of = {t.tablet_id: t.partition_id for t in tablets}
-        return {tid: self._visible(tid, rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
+        return {tid: visible_path(rs, versions[partition_of[tid]]) for tid, rs in by_tablet.items()}
 
     def all_rowset_ids(self) -> set[str]:
         with self._read() as c:

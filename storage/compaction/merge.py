@@ -342,7 +342,8 @@ def compact_rowsets(engine: StorageEngine, table: OlapTable, index: Materialized
         shutil.rmtree(staging, ignore_errors=True)
     engine.retire(inputs)
     stats = MergeStats(
-        input_rowsets=len(inputs), input_segments=sum(rs.num_segments for rs in data_inputs), input_rows=merged.rows_read,
+        input_rowsets=len(inputs), input_segments=sum(rs.num_segments for rs in data_inputs),
+        input_rows=merged.rows_read,
         input_bytes=sum(rs.data_size for rs in inputs), output_rows=merged.rows, output_segments=merged.segments,
         bytes_written=merged.bytes_written, rows_deleted=merged.rows_deleted, seconds=time.perf_counter() - started)
     return CompactionOutput(published[0], stats)

@@ -238,9 +238,9 @@ def test_visible_path_equals_the_rule_on_random_histories(seed: int) -> None:
         assert [r.rowset_id for r in got] == [r.rowset_id for r in _reference_path(rowsets, max_version)]
 
 
-def test_remembered_version_paths_follow_every_publish(catalog: Catalog) -> None:
-    """A tablet's visible path is remembered for its cached rowset list: each publish (a new list) is seen, and
-    a caller changing the list it got changes nothing for the next."""
+def test_version_paths_of_cached_rowsets_follow_every_publish(catalog: Catalog) -> None:
+    """A tablet's visible path comes from its cached rowset list, kept in version order as publishes add to it:
+    each publish is seen, and a caller changing the list it got changes nothing for the next."""
     t = catalog.create_table("example_db", _range_spec())
     p1 = t.partitions[0]
     tab = catalog.tablets(t.table_id, p1.partition_id)[0]
