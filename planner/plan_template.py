@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from planner.bind.bind_select import BoundQuery
 from planner.context import QueryContext
+from planner.duck.plan import needs_duckdb_as
 from planner.logical import LogicalPlan, LogicalProject, LogicalScan, with_children
 from planner.olap_source import OlapTableSource
 from planner.rewrite import RULES, session_disabled_rules
@@ -55,7 +56,9 @@ class PlanTemplate:
             if name not in disabled:
                 assert isinstance(scan.source, OlapTableSource)
                 scan = rule.decide(scan, scan.source, None, required, ctx)  # no aggregate above: a projection
-        return BoundQuery(with_children(project, [scan]), self.bound.names)
+        plan = with_children(project, [scan])
+        needs_duckdb_as(plan, self.bound.plan)
+        return BoundQuery(plan, self.bound.names)
 
 
 def make_template(bound: BoundQuery, unpruned: LogicalPlan, values: tuple[int | str, ...]) -> PlanTemplate | None:

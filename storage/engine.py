@@ -9,6 +9,7 @@ kill -9 at any moment neither loses committed data nor exposes part of a load.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -846,11 +847,17 @@ class StorageEngine:
 
     @staticmethod
     def _output_schema(req: ScanRequest, requested: Sequence[str]) -> pa.Schema:
-        by_lower = {f.name.lower(): f for f in req.schema}
-        fields = []
-        for name, asked in zip(requested, req.columns, strict=True):
-            f = by_lower.get(name.lower())
-            if f is None:
-                raise StorageError(f"no Arrow type given for column {name}")
-            fields.append(pa.field(asked, f.type, f.nullable))
-        return pa.schema(fields)
+        return _output_schema(req.schema, tuple(requested), tuple(req.columns))
+
+
+@functools.lru_cache(maxsize=512)
+def _output_schema(schema: pa.Schema, requested: tuple[str, ...], columns: tuple[str, ...]) -> pa.Schema:
+    """A scan's result schema (memoised: every point query of a plan asks the same)."""
+    by_lower = {f.name.lower(): f for f in schema}
+    fields = []
+    for name, asked in zip(requested, columns, strict=True):
+        f = by_lower.get(name.lower())
+        if f is None:
+            raise StorageError(f"no Arrow type given for column {name}")
+        fields.append(pa.field(asked, f.type, f.nullable))
+    return pa.schema(fields)

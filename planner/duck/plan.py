@@ -363,6 +363,14 @@ def needs_duckdb(plan: LogicalPlan) -> bool:
     return known
 
 
+def needs_duckdb_as(plan: LogicalPlan, like: LogicalPlan) -> None:
+    """Remember for each node of `plan` what the same node of `like` needs: a plan template's instance
+    differs from its template's plan only in a scan's values and pruning (walking it again cost a tenth of a
+    point query)."""
+    for new, old in zip(plan.walk(), like.walk(), strict=True):
+        _NEEDS_DUCKDB[new] = needs_duckdb(old)
+
+
 def _duckdb_node(n: LogicalPlan) -> bool:
     if isinstance(n, LogicalJoin | LogicalWindow | LogicalSetOperation) or has_subquery(n):
         return True

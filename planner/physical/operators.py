@@ -72,7 +72,8 @@ class ArrowProject(PhysicalOperator):
     def execute(self) -> pa.Table:
         t = self.child.execute()
         ev = Evaluator(t, self.ctx)
-        arrays = [ev.eval_array(e) for _, e in self.exprs]
+        # a plain column passes through as it is, chunks and all (combining them is the evaluator's need)
+        arrays = [t.column(e.name) if type(e) is exp.Column else ev.eval_array(e) for _, e in self.exprs]
         return pa.Table.from_arrays(arrays, names=[i for i, _ in self.exprs])
 
 

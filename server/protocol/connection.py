@@ -38,6 +38,7 @@ from server.protocol.resultset import (
     binary_rows,
     column_definition,
     frame_rows,
+    result_columns,
     small_text_rows,
     text_rows,
     wire_columns,
@@ -316,10 +317,10 @@ class Connection:
             await self.stream.flush()
 
     async def _send_result_set(self, rs: ResultSet, status: int, binary: bool) -> None:
-        columns = wire_columns(rs.table.schema, rs.column_flags, rs.table)
+        columns, definitions = result_columns(rs)
         self.stream.write(lenenc_int(len(columns)))
-        for col in columns:
-            self.stream.write(column_definition(col))
+        for definition in definitions:
+            self.stream.write(definition)
         self.stream.write(eof_packet(status))
         encode = binary_rows if binary else text_rows
         for batch in batches(rs):

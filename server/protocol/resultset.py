@@ -7,6 +7,7 @@ runs per value on the common types. Wire types come from `sql.types.mysql_column
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 from collections.abc import Iterator
@@ -55,6 +56,25 @@ def wire_columns(schema: pa.Schema, extra_flags: dict[str, int] | None = None,
         flags |= (extra_flags or {}).get(f.name, 0)
         out.append(WireColumn(f.name, mtype, length, decimals, flags, charset))
     return out
+
+
+def result_columns(rs: ResultSet) -> tuple[list[WireColumn], tuple[bytes, ...]]:
+    """A result set's wire columns and their definition packets. Memoised by schema and flags, but for a
+    microsecond DATETIME column, whose definition depends on its values: a point query sends the same
+    header every time (building it was a twentieth of the server's time)."""
+    schema = rs.table.schema
+    if any(pa.types.is_timestamp(f.type) and f.type.unit == "us" for f in schema):
+        columns = wire_columns(schema, rs.column_flags, rs.table)
+        return columns, tuple(column_definition(c) for c in columns)
+    columns, definitions = _result_columns(schema, tuple(sorted(rs.column_flags.items())))
+    return list(columns), definitions
+
+
+@functools.lru_cache(maxsize=512)
+def _result_columns(schema: pa.Schema, flags: tuple[tuple[str, int], ...]
+                    ) -> tuple[tuple[WireColumn, ...], tuple[bytes, ...]]:
+    columns = wire_columns(schema, dict(flags))
+    return tuple(columns), tuple(column_definition(c) for c in columns)
 
 
 def column_definition(col: WireColumn, table: str = "", schema: str = "", field_list: bool = False) -> bytes:

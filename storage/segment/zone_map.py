@@ -67,6 +67,24 @@ def probe_scalars(values: tuple, arrow_type: pa.DataType) -> tuple[pa.Scalar | N
         return tuple(to_scalar(v, arrow_type) for v in values)
 
 
+# integer columns' value ranges: a Python int inside one needs no Arrow scalar to be compared (probe_values)
+INT_RANGES = {t: (-(1 << (t.bit_width - 1)), (1 << (t.bit_width - 1)) - 1)
+               for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
+
+
+def probe_values(values: tuple, arrow_type: pa.DataType) -> list | None:
+    """The values as the Python values of the column's type that the bounds compare with, or None when one
+    cannot be represented exactly (probe_scalars). A point query's key changes every time: its ints are
+    taken as they are (pa.scalar and as_py cost ~15 us a value, and the memo never hits)."""
+    bounds = INT_RANGES.get(arrow_type)
+    if bounds is not None and all(type(v) is int and bounds[0] <= v <= bounds[1] for v in values):
+        return list(values)
+    scalars = probe_scalars(values, arrow_type)
+    if not scalars or any(s is None for s in scalars):
+        return None
+    return [s.as_py() for s in scalars if s is not None]
+
+
 @dataclass(frozen=True)
 class ValueSet:
     """A long IN list probed against zone maps: converted once per scan, not per segment and page; such a
@@ -220,10 +238,11 @@ class ZoneMapIndex:
             if not vs.exact:
                 return np.ones(len(self.has_null), bool)
             return self.has_not_null & self._ge_min(vs.hi) & self._le_max(vs.lo)
-        scalars = probe_scalars(values, self.type)
-        if not scalars or any(s is None for s in scalars):
+        # the numpy bounds compare with Python values; the others with Arrow scalars
+        probes = probe_values(values, self.type) if self._np_mins is not None else probe_scalars(values, self.type)
+        if not probes or any(s is None for s in probes):
             return np.ones(len(self.has_null), bool)
-        mask = self._compare(op, list(scalars))
+        mask = self._compare(op, list(probes))
         return self.has_not_null & mask if mask is not None else np.ones(len(self.has_null), bool)
 
     def pages_all_match(self, pred: ColumnPredicate) -> bool:
@@ -233,10 +252,10 @@ class ZoneMapIndex:
         op = pred.op
         if bounds is None or op not in _ONE_VALUE or len(pred.values) != 1:
             return False
-        s = probe_scalars(pred.values, self.type)[0]
-        if s is None:
+        probed = probe_values(pred.values, self.type)
+        if probed is None:
             return False
-        v = s.as_py()
+        v = probed[0]
         largest_min, smallest_max = bounds
         if op == Op.EQ:
             return bool(largest_min <= v <= smallest_max)
@@ -266,13 +285,12 @@ class ZoneMapIndex:
             vs = value_set(values, self.type)
             return not vs.exact or (self._segment_has_not_null and bounds[0] <= vs.hi.as_py()
                                     and bounds[1] >= vs.lo.as_py())
-        scalars = probe_scalars(values, self.type)
-        if not scalars or any(s is None for s in scalars):
+        vs = probe_values(values, self.type)
+        if not vs:
             return True
         if not self._segment_has_not_null:
             return op not in _COMPARISONS  # an all-NULL segment: only an unknown operator keeps it
         lo, hi = bounds
-        vs = [s.as_py() for s in scalars]
         if op == Op.EQ:
             return bool(lo <= vs[0] <= hi)
         if op == Op.LT:
@@ -289,23 +307,23 @@ class ZoneMapIndex:
             return not any(lo == v and hi == v for v in vs)
         return True
 
-    def _cmp(self, fn, arr: pa.Array, s: pa.Scalar) -> np.ndarray:
+    def _cmp(self, fn, arr: pa.Array, s: Any) -> np.ndarray:  # s: a pa.Scalar, or a Python value (numpy bounds)
         fast = self._np_mins if arr is self.mins else self._np_maxs if arr is self.maxs else None
         if fast is not None:
             # a zone without a non-null value holds a filler here; callers AND with has_not_null
-            value = s.as_py()
+            value = s.as_py() if isinstance(s, pa.Scalar) else s
             if fast.dtype.kind == "M":  # dates and datetimes as numpy datetime64 of the bounds' unit
                 value = np.datetime64(value).astype(fast.dtype)
             return np.asarray(_NUMPY_OPS[fn](fast, value), dtype=bool)
         return pc.fill_null(fn(arr, s), False).to_numpy(zero_copy_only=False)
 
-    def _ge_min(self, s: pa.Scalar) -> np.ndarray:  # min <= s
+    def _ge_min(self, s: Any) -> np.ndarray:  # min <= s
         return self._cmp(pc.less_equal, self.mins, s)
 
-    def _le_max(self, s: pa.Scalar) -> np.ndarray:  # max >= s
+    def _le_max(self, s: Any) -> np.ndarray:  # max >= s
         return self._cmp(pc.greater_equal, self.maxs, s)
 
-    def _compare(self, op: Op, scalars: list[pa.Scalar]) -> np.ndarray | None:
+    def _compare(self, op: Op, scalars: list[Any]) -> np.ndarray | None:
         s = scalars[0]
         if op == Op.EQ:
             return self._ge_min(s) & self._le_max(s)

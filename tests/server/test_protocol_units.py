@@ -12,7 +12,16 @@ import pytest
 from server.auth import UserStore, native_password_hash, scramble_native_password
 from server.protocol.packets import PayloadReader, lenenc_int
 from server.protocol.prepared import PreparedStatement, placeholder_positions, quote_string, render_literal
-from server.protocol.resultset import binary_rows, frame_rows, small_text_rows, text_rows, wire_columns
+from server.protocol.resultset import (
+    binary_rows,
+    column_definition,
+    frame_rows,
+    result_columns,
+    small_text_rows,
+    text_rows,
+    wire_columns,
+)
+from server.results import ResultSet
 
 SALT = b"abcdefghij0123456789"
 
@@ -227,3 +236,20 @@ def test_a_statement_that_gives_way_frees_its_slot_at_once() -> None:
     give_way()  # outside any statement: nothing to give
     with gate.admit():
         assert gate.running == 1
+
+
+def test_result_header_is_the_columns_definitions_and_follows_the_values() -> None:
+    """The memoised header of a result is what the columns make; a microsecond DATETIME column's follows its
+    values (whole seconds print without a fraction), so the same schema can give two headers."""
+    table = pa.table({"k": pa.array([1], pa.int64()), "s": pa.array(["x"], pa.string())})
+    flags = {"k": 2}
+    columns, definitions = result_columns(ResultSet(table, flags))
+    assert columns == wire_columns(table.schema, flags)
+    assert definitions == tuple(column_definition(c) for c in wire_columns(table.schema, flags))
+    assert result_columns(ResultSet(table, flags))[1] == definitions
+    assert result_columns(ResultSet(table))[1] != definitions  # other flags, another header
+    ts = pa.timestamp("us")
+    whole = pa.table({"t": pa.array([dt.datetime(2024, 1, 1, 10)], ts)})
+    fraction = pa.table({"t": pa.array([dt.datetime(2024, 1, 1, 10, 0, 0, 500)], ts)})
+    assert result_columns(ResultSet(whole))[0][0].decimals == 0
+    assert result_columns(ResultSet(fraction))[0][0].decimals == 6

@@ -88,6 +88,8 @@ def test_prefix_rule() -> None:
 
 @pytest.mark.parametrize("arrow_type,values", [
     (pa.int8(), [-128, -1, 0, 1, 127]),
+    (pa.int16(), [-2**15, -1, 0, 2**15 - 1]),
+    (pa.int32(), [-2**31, -7, 0, 2**31 - 1]),
     (pa.int64(), [-2**63, -5, 0, 3, 2**63 - 1]),
     (pa.date32(), [dt.date(1900, 1, 1), dt.date(1969, 12, 31), dt.date(2024, 2, 29)]),
     (pa.timestamp("us"), [dt.datetime(1960, 1, 1), dt.datetime(2024, 1, 1, 0, 0, 0, 1)]),
@@ -115,6 +117,8 @@ def test_unrepresentable_values_do_not_prune() -> None:
     assert encode_value(dt.datetime(2020, 1, 1, 12), pa.date32()) is None
     assert encode_value(Decimal("1.234"), pa.decimal128(10, 2)) is None
     assert encode_value(300, pa.int8()) is None
+    assert encode_value(-129, pa.int8()) is None
+    assert encode_value(2**63, pa.int64()) is None and encode_value(-2**63 - 1, pa.int64()) is None
 
 
 SHORT_KEY_CASES = [
@@ -312,6 +316,8 @@ def test_open_segment_shares_a_reader_until_forgotten(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("arrow_type", "values", "probes"), [
     (pa.int32(), [[1, 5], [None, None], [-3, 0], [7, 7], [2, None]], [-4, -3, 0, 1, 3, 5, 7, 8]),
+    # the type's edges and values past them (a point query's key is compared as the Python int it is)
+    (pa.int8(), [[-128, 5], [None, None], [0, 127], [3, 3]], [-129, -128, 0, 3, 127, 128, 2**70]),
     (pa.float64(), [[1.5, 2.5], [None, None], [float("nan"), 1.0], [-0.5, 0.0]], [-1.0, 0.0, 1.0, 2.0, 3.0]),
     (pa.string(), [["ASIA", "EUROPE"], [None, None], ["é", "ü"], ["AFRICA", "AFRICA"], ["", "a"]],
      ["", "AFRICA", "ASIA", "B", "EUROPE", "Z", "a", "é", "ü", "zz"]),
