@@ -55,12 +55,14 @@ from storage.tablet.delete_filter import apply_deletes, delete_columns, delete_r
 from storage.tablet.memtable import build_memtable
 from storage.tablet.partition_router import NO_PARTITION, route_partitions
 from storage.tablet.predicate_filter import predicate_mask
+from storage.tablet.scan_cache import MIN_ROWSETS, KeptScan, TabletScanCache
 from storage.workers import DEFAULT_PROCESSES, run_in_worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_MAX_SEGMENT_BYTES = 256 * 1024 * 1024
+TABLET_SCAN_CACHE_BYTES = 128 * 1024 * 1024  # rows kept from whole-tablet scans of many small rowsets
 # below this many rows left after index narrowing, tablets are read on the calling thread: handing a few
 # pages to scan threads costs more (GIL hand-offs, wake-ups) than it saves
 PARALLEL_SCAN_MIN_ROWS = 64 * 1024
@@ -327,10 +329,11 @@ class StorageEngine:
         # in memory only (the catalog keeps them PREPARE), so a restart aborts them with the other unfinished
         self._precommitted: dict[int, HeldLoad] = {}
         self._precommit_lock = threading.Lock()
+        page_cache_off = str(self.config.get("disable_storage_page_cache", "false")).lower() == "true"
         if "storage_page_cache_limit" in self.config or "disable_storage_page_cache" in self.config:
-            column_cache.configure(self.config.get("storage_page_cache_limit"),
-                                   str(self.config.get("disable_storage_page_cache", "false")).lower() == "true")
+            column_cache.configure(self.config.get("storage_page_cache_limit"), page_cache_off)
         self.scan_threads = int(self.config.get("scan_thread_num", min(4, os.cpu_count() or 1)))
+        self.tablet_scans = TabletScanCache(0 if page_cache_off else TABLET_SCAN_CACHE_BYTES)
         self.opened = threading.Event()  # set once open() swept the root: background jobs wait for it
         # scans hold the rowsets they read; rowsets a compaction replaced are deleted once none does
         self.readers = RowsetReaders(self._remove_stale, self._unlink_rowsets, lambda: float(
@@ -715,18 +718,36 @@ class StorageEngine:
 
         stats = ScanStats()
         wanted = self.wanted_columns(index)
-        segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging, wanted)
-                    for t in tablets}
-
         # an AGGREGATE table distributed at random holds equal keys in several tablets: they merge across tablets
         # (Doris aggregates above such a scan), so the value predicates wait for that merge
         across = merging and table.distribution.type == "RANDOM" and len(tablets) > 1
+        # a whole-tablet read of many small rowsets extends the rows kept from the last one (tablet/scan_cache.py)
+        kept: dict[int, tuple[tuple[str, ...], KeptScan | None]] = {}
+        kept_as = (index.index_id, tuple(read_cols), merging)
+        if not predicates and read_cols and not across and self.tablet_scans.max_bytes:
+            for t in tablets:
+                rowsets = rowsets_by_tablet[t.tablet_id]
+                if deletes[t.tablet_id] or len(rowsets) < MIN_ROWSETS:
+                    continue
+                ids = tuple(rs.rowset_id for rs in rowsets if rs.kind == "DATA")
+                hit = self.tablet_scans.extends((t.tablet_id, kept_as), ids, wanted)
+                kept[t.tablet_id] = (ids, hit)
+                if hit is not None:
+                    newer = set(ids[len(hit.rowset_ids):])
+                    rowsets_by_tablet[t.tablet_id] = [rs for rs in rowsets if rs.rowset_id in newer]
+        segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging, wanted)
+                    for t in tablets}
 
         def scan_one(tablet: Tablet) -> tuple[pa.Table | None, ScanStats]:
             own = ScanStats()  # per tablet, merged below: tablets are read on several threads
             started = time.perf_counter_ns()
             part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
                                      () if merging or not req.exact else predicates, deletes[tablet.tablet_id])
+            if tablet.tablet_id in kept:
+                ids, hit = kept[tablet.tablet_id]
+                part = self._extend_kept(hit, part, index, merging)
+                if part is not None:
+                    self.tablet_scans.keep((tablet.tablet_id, kept_as), ids, wanted, part)
             if across:
                 own.scan_time_ns += time.perf_counter_ns() - started
                 return (None if part is None or part.num_rows == 0 else part), own
@@ -738,7 +759,7 @@ class StorageEngine:
             own.scan_time_ns += time.perf_counter_ns() - started
             return (None if part is None or part.num_rows == 0 else part.select(requested)), own
 
-        busy = [t for t in tablets if segments[t.tablet_id]]
+        busy = [t for t in tablets if segments[t.tablet_id] or kept.get(t.tablet_id, ((), None))[1] is not None]
         per_segment = [_narrowed_rows(n) if n is not None else r.num_rows
                        for t in busy for _, readers in segments[t.tablet_id] for r, n in readers]
         left = sum(per_segment)
@@ -770,6 +791,16 @@ class StorageEngine:
             return ScanResult(rows_only(sum(p.num_rows for p in pieces)), stats)
         result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
         return ScanResult(result.rename_columns(list(req.columns)), stats)
+
+    @staticmethod
+    def _extend_kept(hit: KeptScan | None, newer: pa.Table | None, index: MaterializedIndexMeta,
+                     merging: bool) -> pa.Table | None:
+        """A kept scan's rows with those of the rowsets after it, as one read of all of them gives."""
+        if hit is None or newer is None:
+            return newer if hit is None else hit.rows
+        if merging:  # the kept rows hold each key once, merged; the newer rowsets' rows come after them
+            return merge_parts([hit.rows, newer], index)
+        return pa.concat_tables([hit.rows, newer])
 
     @staticmethod
     def _with_delete_columns(read_cols: list[str], canon: Mapping[str, str], deletes: Iterable[list[Rowset]],

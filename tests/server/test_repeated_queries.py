@@ -3,6 +3,8 @@ would: after loads, DDL, USE, SET of variables, with profiles and sql_select_lim
 
 from __future__ import annotations
 
+import time
+
 import pymysql
 import pytest
 
@@ -156,3 +158,51 @@ def test_the_sql_mode_a_text_was_read_under_is_part_of_its_key(cur, t) -> None:
     cur.execute("SET sql_mode = 'PIPES_AS_CONCAT'")
     assert _all(cur, sql) == [("2x", 20)]
     assert _all(cur, sql) == [("2x", 20)]
+
+
+@pytest.mark.parametrize("model", ["DUPLICATE", "AGGREGATE", "UNIQUE"])
+def test_whole_table_reads_between_small_loads(cur, model: str) -> None:
+    """Reads of a table taking many small loads extend the rows kept from the last read
+    (storage/tablet/scan_cache.py): after every load, DELETE and added column they answer as the model says."""
+    import random
+
+    value = {"DUPLICATE": "v BIGINT", "AGGREGATE": "v BIGINT SUM", "UNIQUE": "v BIGINT"}[model]
+    cur.execute(f"CREATE TABLE m (k INT, {value}) {model} KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 2 "
+                "PROPERTIES ('replication_num' = '1')")
+    rng = random.Random(7)
+    rows: list[tuple[int, int]] = []  # every row loaded and not deleted, in load order
+    extra = False
+
+    def expected() -> list[tuple]:
+        if model == "DUPLICATE":
+            out = sorted(rows)
+        else:
+            merged: dict[int, int] = {}
+            for k, v in rows:
+                merged[k] = merged.get(k, 0) + v if model == "AGGREGATE" else v
+            out = sorted(merged.items())
+        return [(k, v, 0) if extra else (k, v) for k, v in out]
+
+    for step in range(40):
+        if step % 13 == 12:
+            gone = rng.randrange(8)
+            cur.execute(f"DELETE FROM m WHERE k = {gone}")
+            rows = [r for r in rows if r[0] != gone]
+        elif step == 25:
+            cur.execute("ALTER TABLE m ADD COLUMN x INT DEFAULT '0'" if model != "AGGREGATE"
+                        else "ALTER TABLE m ADD COLUMN x INT SUM DEFAULT '0'")
+            for _ in range(100):
+                cur.execute("SHOW ALTER TABLE COLUMN WHERE TableName = 'm'")
+                state = [d[0] for d in cur.description].index("State")
+                if all(r[state] in ("FINISHED", "CANCELLED") for r in cur.fetchall()):
+                    break
+                time.sleep(0.1)
+            extra = True
+        else:
+            batch = [(rng.randrange(8), rng.randrange(100)) for _ in range(3)]
+            values = ", ".join(f"({k}, {v}, 0)" if extra else f"({k}, {v})" for k, v in batch)
+            cur.execute(f"INSERT INTO m VALUES {values}")
+            rows += batch
+        assert _all(cur, "SELECT * FROM m ORDER BY k, v") == expected(), step
+        assert _all(cur, "SELECT count(*), sum(v) FROM m") == [
+            (len(expected()), sum(r[1] for r in expected()) if expected() else None)], step
