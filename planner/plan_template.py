@@ -12,7 +12,7 @@ partitions, the buckets and the rollup they lead to - is decided again by the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pyarrow as pa
 from sqlglot import exp
@@ -20,7 +20,7 @@ from sqlglot import exp
 from planner.bind.bind_select import BoundQuery
 from planner.context import QueryContext
 from planner.duck.plan import needs_duckdb_as
-from planner.logical import LogicalPlan, LogicalProject, LogicalScan, with_children
+from planner.logical import LogicalPlan, LogicalProject, LogicalScan, evolve, with_children
 from planner.olap_source import OlapTableSource
 from planner.rewrite import RULES, session_disabled_rules
 from planner.rules.olap_scans import OlapScanRule
@@ -43,13 +43,13 @@ class PlanTemplate:
         assert isinstance(project, LogicalProject) and isinstance(project.input, LogicalScan)
         scan = project.input
         new = dict(zip(self.values, values, strict=True))
-        predicates = tuple(replace(p, values=(new[p.values[0]],)) for p in scan.predicates)
+        predicates = tuple(evolve(p, values=(new[p.values[0]],)) for p in scan.predicates)
         where = scan.where
         if where is not None:
             where = where.transform(lambda n: _literal(new[_node_value(n)], n) if isinstance(n, exp.Literal) else n)
-        source = replace(scan.source, partition_ids=self.partition_ids, buckets=None, index_id=None,
+        source = evolve(scan.source, partition_ids=self.partition_ids, buckets=None, index_id=None,
                          tablet_ids=None)
-        scan = replace(scan, source=source, predicates=predicates, where=where)
+        scan = evolve(scan, source=source, predicates=predicates, where=where)
         disabled = session_disabled_rules(ctx)
         required = frozenset(scan.output)  # the projection reads every column (plain columns only)
         for name, rule in _VALUE_RULES:

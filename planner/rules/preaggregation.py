@@ -14,12 +14,11 @@ but a pre-aggregated row would still count its a.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
 from sqlglot import exp
 
 from planner.context import QueryContext
-from planner.logical import LogicalScan, referenced_ids
+from planner.logical import LogicalScan, evolve, referenced_ids
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule, aggregate_text, doris_sql, resolve
 from storage.catalog.model import KEYS_DUP, Column
@@ -32,11 +31,11 @@ _NAMES = {"count_distinct_approx": "approx_count_distinct", "count_star": "count
 def _preaggregation(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
                     required: frozenset[str], ctx: QueryContext) -> LogicalScan:
     if source.table.keys_type == KEYS_DUP:
-        return replace(scan, source=replace(source, preaggregation=True, preaggregation_reason=""))
+        return evolve(scan, source=evolve(source, preaggregation=True, preaggregation_reason=""))
     reason, rewrites = can_skip_merge_on_read(scan, source, above)
-    decided = replace(source, preaggregation=reason is None, preaggregation_reason=reason or "",
+    decided = evolve(source, preaggregation=reason is None, preaggregation_reason=reason or "",
                       rewrites=rewrites if reason is None else ())
-    return replace(scan, source=decided)
+    return evolve(scan, source=decided)
 
 
 # the verdict and reason on every OLAP scan of an AGGREGATE / UNIQUE table

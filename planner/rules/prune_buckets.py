@@ -6,12 +6,11 @@ tuple is the load path's own function (storage.tablet.bucket_hash), computed vec
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 
 import numpy as np
 
 from planner.context import QueryContext
-from planner.logical import LogicalScan
+from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.predicate import ColumnPredicate, Op
@@ -23,7 +22,7 @@ MAX_TUPLES = 1024  # like Doris's partition-pruner limit: beyond it, scan every 
 def _prune_buckets(scan: LogicalScan, source: OlapTableSource, above: AggregateAbove | None,
                    required: frozenset[str], ctx: QueryContext) -> LogicalScan:
     buckets = select_buckets(source, scan.predicates)
-    return scan if buckets is None else replace(scan, source=replace(source, buckets=buckets))
+    return scan if buckets is None else evolve(scan, source=evolve(source, buckets=buckets))
 
 
 prune_buckets = OlapScanRule(_prune_buckets)

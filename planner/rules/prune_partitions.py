@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
 
 from planner.context import QueryContext
-from planner.logical import LogicalScan
+from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.catalog.model import Partition
@@ -31,7 +30,7 @@ def _prune_partitions(scan: LogicalScan, source: OlapTableSource, above: Aggrega
     kept = select_partitions(source, scan.predicates)
     if kept == source.selected_partition_ids and source.partition_ids is None:
         return scan
-    return replace(scan, source=replace(source, partition_ids=kept))
+    return evolve(scan, source=evolve(source, partition_ids=kept))
 
 
 prune_partitions = OlapScanRule(_prune_partitions)

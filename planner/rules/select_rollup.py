@@ -17,11 +17,11 @@ from rowset metadata before merging (IndexStats), so approximate like Doris's ta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 
 from planner.context import QueryContext
-from planner.logical import LogicalScan
+from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, Tablet
@@ -51,11 +51,11 @@ def _select_rollup(scan: LogicalScan, source: OlapTableSource, above: AggregateA
         if rollup_selection_enabled(ctx) else source.table.base_index
     chosen = None if index.index_id == source.table.base_index_id else index.index_id
     tablets = stats.selected_tablets(index.index_id, source.buckets)
-    decided = replace(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets))
+    decided = evolve(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets))
     columns = scan.columns
     if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
         columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
-    return replace(scan, source=decided, columns=columns)
+    return evolve(scan, source=decided, columns=columns)
 
 
 select_rollup = OlapScanRule(_select_rollup)

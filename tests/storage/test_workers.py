@@ -41,6 +41,27 @@ def test_the_function_runs_in_another_process_or_here() -> None:
     assert run_in_worker("test", 1, divmod, 17, 5) == (3, 2)
 
 
+def test_a_thread_waiting_for_a_worker_says_so_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server hands the waiting statement's turn to the next one (workers.before_wait = give_way)."""
+    from server.protocol.admission import Admission
+    from storage import workers
+
+    admission, running = Admission(slots=1, grace=60), []
+    monkeypatch.setattr(workers, "before_wait", lambda: running.append(admission.running))
+    with admission.admit():
+        assert run_in_worker("test", 1, divmod, 7, 2) == (3, 1)
+        assert run_in_worker("test", 0, divmod, 7, 2) == (3, 1)  # in this process: nothing to wait for
+    assert running == [1]
+    from server.app import give_way  # the server installs the admission's give_way
+
+    monkeypatch.setattr(workers, "before_wait", give_way)
+    with admission.admit():
+        run_in_worker("test", 1, os.getpid)
+        started = time.monotonic()
+        with admission.admit():  # the one slot went to the next statement: this does not wait out the grace
+            assert time.monotonic() - started < 5
+
+
 def test_errors_come_back_as_the_server_reads_them(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):  # a concurrent drop: compact_rowsets tells a conflict from it
         run_in_worker("test", 1, _missing, str(tmp_path / "gone.dat"))
