@@ -18,6 +18,7 @@ from server.fe_http import FrontendApi
 from server.http_api import CompactionApi, HttpApiServer
 from server.loads.stream_load import StreamLoadApi
 from server.metrics import backend_metrics
+from server.protocol.admission import give_way
 from server.protocol.server import MysqlServer
 from server.session import Session, SessionContext
 from server.tls import self_signed, server_context
@@ -37,6 +38,7 @@ class DorisLite:
         self.engine = StorageEngine(self.root, config.be)
         self.engine.arrow_type = lambda text: parse_type(text).arrow_type()  # segments read through schema changes
         self.engine.convert = convert_column  # a schema change's rows converted to their new types
+        workers.before_wait = give_way  # a statement waiting for a worker process gives its turn up
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.engine.catalog.max_buckets_per_partition = config.get_int("max_bucket_num_per_partition", 768)
         self.engine.catalog.max_running_txn_num_per_db = config.get_int("max_running_txn_num_per_db", 1000)

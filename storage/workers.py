@@ -35,6 +35,9 @@ WATCH_SECONDS = 0.5  # how often a worker checks that the server still runs
 
 _lock = threading.Lock()
 _pools: dict[tuple[str, int], ProcessPoolExecutor] = {}
+# called in a thread about to wait for a worker: the server hands its statement's turn to the next one
+# (server/protocol/admission.give_way); an INSERT waiting for its segments held one of two turns meanwhile
+before_wait: Callable[[], None] | None = None
 
 
 def run_in_worker(kind: str, processes: int, fn: Callable[..., T], *args: object) -> T:
@@ -45,7 +48,10 @@ def run_in_worker(kind: str, processes: int, fn: Callable[..., T], *args: object
     key = (kind, processes)
     pool = _pool(key)
     try:
-        return pool.submit(_in_worker, kind, fn, args).result()
+        future = pool.submit(_in_worker, kind, fn, args)
+        if before_wait is not None:
+            before_wait()
+        return future.result()
     except BrokenProcessPool:
         with _lock:
             if _pools.get(key) is pool:
