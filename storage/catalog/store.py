@@ -11,6 +11,7 @@ The version visibility rule (which rowsets a reader at version v sees) lives her
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import secrets
 import sqlite3
@@ -145,7 +146,11 @@ def _columns_json(columns: Sequence[Column]) -> str:
     return _dumps([asdict(c) for c in columns])
 
 
+@functools.lru_cache(maxsize=4096)
 def _columns_from(text: str) -> tuple[Column, ...]:
+    """The columns of an index row, the same tuple for the same text: a table read again after a load's publish
+    keeps its columns, and what is derived from them and kept by identity (Arrow schemas, the columns a
+    segment reader is asked for, a tablet's kept scan) stays valid."""
     return tuple(Column(**d) for d in json.loads(text))
 
 
@@ -333,6 +338,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 self._conn.execute("COMMIT")
                 if touched is not None:
                     self._apply(touched)
+                    self._writing = False
+                    self._refill(touched.tables)
             finally:
                 self._generation += 1
                 self._writing, self._touched = False, None
@@ -362,6 +369,15 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             for tablet_id, cached in list(self._rowset_cache.items()):
                 if any(rs.rowset_id in touched.removed for rs in cached):
                     self._rowset_cache[tablet_id] = [rs for rs in cached if rs.rowset_id not in touched.removed]
+
+    def _refill(self, table_ids: Iterable[int]) -> None:
+        """Read a committed write's tables again now, under the lock it holds anyway: readers of a table that a
+        steady stream of loads publishes to would otherwise each wait for it behind the next commit's fsync."""
+        for table_id in table_ids:
+            try:
+                self._cached_table(self._conn, table_id)
+            except sqlite3.Error:  # the write is committed: its first reader loads the table (and sees the error)
+                self._table_cache.pop(table_id, None)
 
     def _touch(self, tables: Iterable[int] = (), added: Iterable[Rowset] = (), removed: Iterable[str] = ()) -> None:
         """The running write changes these tables' rows (partition versions, sizes) and adds or deletes these
