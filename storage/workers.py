@@ -27,6 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 from storage.errors import StorageError
+from storage.waits import waiting
 
 T = TypeVar("T")
 
@@ -35,9 +36,6 @@ WATCH_SECONDS = 0.5  # how often a worker checks that the server still runs
 
 _lock = threading.Lock()
 _pools: dict[tuple[str, int], ProcessPoolExecutor] = {}
-# called in a thread about to wait for a worker: the server hands its statement's turn to the next one
-# (server/protocol/admission.give_way); an INSERT waiting for its segments held one of two turns meanwhile
-before_wait: Callable[[], None] | None = None
 
 
 def run_in_worker(kind: str, processes: int, fn: Callable[..., T], *args: object) -> T:
@@ -49,8 +47,7 @@ def run_in_worker(kind: str, processes: int, fn: Callable[..., T], *args: object
     pool = _pool(key)
     try:
         future = pool.submit(_in_worker, kind, fn, args)
-        if before_wait is not None:
-            before_wait()
+        waiting()
         return future.result()
     except BrokenProcessPool:
         with _lock:

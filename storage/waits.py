@@ -1,0 +1,15 @@
+"""What a thread does before it blocks on the disk or on another process: the server sets `before_wait` to hand
+its statement's admission turn to the next statement (server/protocol/admission.give_way). An INSERT without
+group commit waits for three catalog commits' fsyncs and its segment writes in a worker; holding one of the two
+turns meanwhile, it kept the readers queued behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+before_wait: Callable[[], None] | None = None
+
+
+def waiting() -> None:
+    if before_wait is not None:
+        before_wait()
