@@ -57,7 +57,6 @@ from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChang
 from storage.catalog.views import VIEW_SCHEMA, ViewCatalog, name_taken
 from storage.errors import StorageError, doris_error
 from storage.tablet.delete_filter import rename_delete_columns
-from storage.waits import waiting
 
 FIRST_ID = 10000  # Doris's catalog ids start at 10000
 FIRST_TXN_ID = 1000
@@ -326,7 +325,6 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         """One SQLite transaction; rolled back on any exception. Afterwards every cache is emptied, unless the
         write is `scoped`: then it names the tables and tablets it changes (`_touch`) and only their entries go,
         so a steady stream of loads does not send every reader back to SQLite."""
-        waiting()  # for the lock, then the commit's fsync
         with self._lock:
             touched = self._touched = _Touched() if scoped else None
             self._writing = True
