@@ -135,7 +135,7 @@ class PlanCache:
         if found is None:
             return False
         entry = found[1]
-        # a table not in the catalog's memory (a load just published) is read under the lock a commit holds
+        # a table not in the catalog's memory (a DDL, a failed read-back) is read under the lock a commit holds
         return entry.light and entry.timing.typical_seconds < QUICK_SECONDS \
             and entry.generation == self._generation() \
             and all(t.engine.catalog.table_cached(t.table.table_id) for t in entry.tables)

@@ -6,15 +6,14 @@ tuple is the load path's own function (storage.tablet.bucket_hash), computed vec
 from __future__ import annotations
 
 import itertools
-
-import numpy as np
+import math
 
 from planner.context import QueryContext
 from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
 from planner.rules.olap_scans import AggregateAbove, OlapScanRule
 from storage.predicate import ColumnPredicate, Op
-from storage.tablet.bucket_hash import pmod, spark_hash_values
+from storage.tablet.bucket_hash import spark_hash_values
 
 MAX_TUPLES = 1024  # like Doris's partition-pruner limit: beyond it, scan every bucket
 
@@ -57,7 +56,7 @@ def select_buckets(source: OlapTableSource, predicates: tuple[ColumnPredicate, .
         if vals is None:
             return None
         per_column.append(sorted(vals, key=lambda v: (v is not None, v)))
-    n = int(np.prod([len(v) for v in per_column]))
+    n = math.prod(len(v) for v in per_column)
     if n > MAX_TUPLES:
         return None
     out: dict[int, tuple[int, ...]] = {}
@@ -67,6 +66,7 @@ def select_buckets(source: OlapTableSource, predicates: tuple[ColumnPredicate, .
     types = [source.schema.field(source.table.column(c).name).type for c in dist.columns]  # type: ignore[union-attr]
     hashes = spark_hash_values(tuples, types)
     by_id = {p.partition_id: p for p in source.table.partitions}
+    hashed = hashes.tolist()  # at most MAX_TUPLES: Python's % of a positive divisor is Spark's pmod
     for pid in source.selected_partition_ids:
-        out[pid] = tuple(sorted({int(b) for b in pmod(hashes, by_id[pid].buckets)}))
+        out[pid] = tuple(sorted({h % by_id[pid].buckets for h in hashed}))
     return out
