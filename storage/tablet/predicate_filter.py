@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 
 from storage.int128 import values_array, wide_scalar
 from storage.predicate import ColumnPredicate, Op
+from storage.segment.zone_map import INT_RANGES
 
 
 def _scalar(value: Any, arrow_type: pa.DataType) -> Any:
@@ -41,20 +42,28 @@ def _column_scalar(value: Any, arrow_type: pa.DataType) -> Any:
         return _scalar(value, arrow_type)
 
 
-def _numpy_compare(col: pa.Array | pa.ChunkedArray, op: Op, s: Any) -> np.ndarray | None:
+def _numpy_compare(col: pa.Array | pa.ChunkedArray, op: Op, value: Any) -> np.ndarray | None:
     """The comparison in numpy for a null-free integer or float column and a literal of its own type (the
     common pushed-down `col = 5`): the same answer as the pyarrow kernel, without its fill_null/to_numpy
     round trip per segment. None when the fast path does not apply."""
-    if not isinstance(s, pa.Scalar) or s.type != col.type or col.null_count:
-        return None
     t = col.type
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t)):
+    if col.null_count or not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         return None
+    bounds = INT_RANGES.get(t)
+    if bounds is not None and type(value) is int:  # a point query's key: no Arrow scalar to make and unmake
+        if not bounds[0] <= value <= bounds[1]:
+            return None
+        plain = value
+    else:
+        s = _column_scalar(value, t)
+        if not isinstance(s, pa.Scalar) or s.type != t:
+            return None
+        plain = s.as_py()
     if isinstance(col, pa.ChunkedArray):
         if col.num_chunks != 1:
             return None
         col = col.chunk(0)
-    return _NUMPY_COMPARE[op](col.to_numpy(zero_copy_only=True), s.as_py())
+    return _NUMPY_COMPARE[op](col.to_numpy(zero_copy_only=True), plain)
 
 
 def _value_set(values: Sequence[Any], arrow_type: pa.DataType) -> pa.Array:
@@ -77,7 +86,7 @@ def predicate_mask(table: pa.Table, predicates: Sequence[ColumnPredicate]) -> np
     for p in predicates:
         col = table.column(by_lower[p.column.lower()])
         if p.op in _NUMPY_COMPARE and p.values and p.value is not None:
-            fast = _numpy_compare(col, p.op, _column_scalar(p.value, col.type))
+            fast = _numpy_compare(col, p.op, p.value)
             if fast is not None:
                 mask = fast if mask is None else mask & fast
                 continue

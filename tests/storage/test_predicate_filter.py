@@ -19,6 +19,9 @@ _KERNELS = {Op.EQ: pc.equal, Op.NE: pc.not_equal, Op.LT: pc.less, Op.LE: pc.less
 @pytest.mark.parametrize(("arrow_type", "values", "probes"), [
     (pa.int64(), [5, -3, 0, 2**62, 7], [-3, 0, 5, 6, 2**62, 2.5, 5.0]),
     (pa.uint8(), [0, 255, 3], [0, 3, 255, 2.0]),
+    # a key compared as the Python int it is: the type's edges, and values past them
+    (pa.int8(), [-128, 0, 127, 5], [-129, -128, 0, 5, 127, 128, 2**40]),
+    (pa.int32(), [-2**31, 7, 2**31 - 1], [-2**31 - 1, -2**31, 7, 2**31 - 1, 2**31]),
     (pa.float64(), [1.5, float("nan"), -0.0, float("inf")], [1.5, 0.0, float("nan"), float("inf"), 2]),
 ])
 def test_numpy_compare_equals_pyarrow(arrow_type: pa.DataType, values: list, probes: list) -> None:
