@@ -43,6 +43,7 @@ from storage.tablet.predicate_filter import predicate_mask
 # Columns decode in parallel: LZ4, crc32 and numpy release the GIL, so two cores give ~1.6x on scans.
 _POOL = ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2)), thread_name_prefix="segread")
 _PARALLEL_MIN_ROWS = 64 * 1024
+FEW_PAGES = 8  # a key range over at most this many pages has their zone maps checked one by one
 _READ_BYTES = 2 * 1024 * 1024
 _CACHE_SIZE = 4096
 _POOL_READ_MIN = 256 * 1024
@@ -349,9 +350,12 @@ class SegmentReader:
                     break
                 if zm.pages_all_match(p):  # the usual answer, from precomputed bounds in plain Python
                     continue
-                keep = zm.may_match(p)[1:]
+                ordinal = self._ordinal_index(p.column)
+                keep = self._few_pages_kept(zm, p, ordinal, ranges)
+                if keep is None:
+                    keep = zm.may_match(p)[1:]
                 if not keep.all():
-                    ranges = ranges.intersect(self._ordinal_index(p.column).ranges_of(keep))
+                    ranges = ranges.intersect(ordinal.ranges_of(keep))
         if stats is not None:
             stats.rows_stats_filtered += before - ranges.count()
         if ranges.is_empty:
@@ -371,6 +375,25 @@ class SegmentReader:
                     stats.rows_bitmap_index_filtered += before - len(ids)
                 return ranges, ids, [preds[i] for i in answered]
         return ranges, None, []
+
+    @staticmethod
+    def _few_pages_kept(zm: ZoneMapIndex, p: ColumnPredicate, ordinal: OrdinalIndex, ranges: RowRanges
+                        ) -> np.ndarray | None:
+        """The zone maps' verdict per page when `ranges` (a key range) touch a few pages: those pages checked one
+        by one (the others hold no row of `ranges`: left as kept); None when that does not apply (then every
+        page is compared at once)."""
+        if len(ranges) > FEW_PAGES:
+            return None
+        pages = ordinal.pages_for(ranges).tolist()
+        if len(pages) > FEW_PAGES:
+            return None
+        keep = np.ones(ordinal.num_pages, bool)
+        for page in pages:
+            verdict = zm.page_may_match(p, page)
+            if verdict is None:
+                return None
+            keep[page] = verdict
+        return keep
 
     def scan(self, columns: Sequence[str], predicates: Sequence[ColumnPredicate],
              exact: Sequence[ColumnPredicate], stats: ScanStats, narrowed: Narrowed | None = None) -> pa.Table:

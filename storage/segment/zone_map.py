@@ -172,6 +172,19 @@ def encode_zone_map_page(batch: pa.RecordBatch) -> bytes:
 
 
 _ONE_VALUE = frozenset({Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE})
+
+
+def _within_bounds(op: Op, lo: Any, hi: Any, v: Any) -> bool:
+    """Whether a zone of values from `lo` to `hi` may hold one satisfying `op v` (one of _ONE_VALUE)."""
+    if op == Op.EQ:
+        return bool(lo <= v <= hi)
+    if op == Op.LT:
+        return bool(lo < v)
+    if op == Op.LE:
+        return bool(lo <= v)
+    if op == Op.GT:
+        return bool(hi > v)
+    return bool(hi >= v)  # GE
 _COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN})
 _NUMPY_OPS = {pc.less: np.less, pc.less_equal: np.less_equal, pc.greater: np.greater,
               pc.greater_equal: np.greater_equal, pc.equal: np.equal}
@@ -267,6 +280,22 @@ class ZoneMapIndex:
             return bool(smallest_max > v)
         return bool(smallest_max >= v)  # GE
 
+    def page_may_match(self, pred: ColumnPredicate, page: int) -> bool | None:
+        """may_match(pred)[page + 1] in plain Python for a comparison with one value on numpy bounds (None: ask
+        may_match): a point query's key range holds a page or two, and comparing all the segment's pages cost
+        more than the rest of its narrowing."""
+        if self._np_mins is None or pred.op not in _ONE_VALUE or len(pred.values) != 1:
+            return None
+        vs = probe_values(pred.values, self.type)
+        if vs is None:
+            return None
+        row = page + 1
+        if not self.has_not_null[row]:
+            return False
+        # as Python values, as the segment's bounds are (tolist: numbers, dates and str alike)
+        return _within_bounds(pred.op, self._np_mins[row:row + 1].tolist()[0], self._np_maxs[row:row + 1].tolist()[0],
+                              vs[0])
+
     def segment_may_match(self, pred: ColumnPredicate) -> bool:
         """may_match(pred)[0] (the whole segment) without building per-page arrays: run per segment per
         query, it is most of the cost of a scan that zone maps or a key range answer."""
@@ -291,16 +320,8 @@ class ZoneMapIndex:
         if not self._segment_has_not_null:
             return op not in _COMPARISONS  # an all-NULL segment: only an unknown operator keeps it
         lo, hi = bounds
-        if op == Op.EQ:
-            return bool(lo <= vs[0] <= hi)
-        if op == Op.LT:
-            return bool(lo < vs[0])
-        if op == Op.LE:
-            return bool(lo <= vs[0])
-        if op == Op.GT:
-            return bool(hi > vs[0])
-        if op == Op.GE:
-            return bool(hi >= vs[0])
+        if op in _ONE_VALUE:
+            return _within_bounds(op, lo, hi, vs[0])
         if op == Op.IN:
             return any(lo <= v <= hi for v in vs)
         if op in (Op.NE, Op.NOT_IN):
