@@ -56,13 +56,18 @@ class AuditLog:
         self._writer = threading.Thread(target=self._write, name="audit-log", daemon=True)
         self._writer.start()
         self._ids = itertools.count(1)
+        self._second, self._stamp = -1, ""
 
     def record(self, *, client: str, user: str, db: str | None, state: str, error_code: int, error: str,
-               millis: float, return_rows: int, query_id: str, is_query: bool, stmt: str) -> None:
-        text = mask_passwords(stmt).replace("\n", " ").replace("\r", " ")
+               millis: float, return_rows: int, query_id: str, is_query: bool, masked_stmt: str) -> None:
+        """Queue a statement's line; `masked_stmt` is its text with passwords masked (mask_passwords)."""
+        text = masked_stmt.replace("\n", " ").replace("\r", " ")
         now = time.time()
+        second = int(now)
+        if second != self._second:  # the date and time are formatted once a second
+            self._second, self._stamp = second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
         self._lines.put(
-            f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(now))},{int(now * 1000) % 1000:03d} [query] "
+            f"{self._stamp},{int(now * 1000) % 1000:03d} [query] "
             f"|Client={client}|User={user}|Ctl=internal|Db={db or ''}|State={state}|ErrorCode={error_code}"
             f"|ErrorMessage={error.replace(chr(10), ' ')}|Time(ms)={int(millis)}|ScanBytes=0|ScanRows=0"
             f"|ReturnRows={return_rows}|StmtId={next(self._ids)}|QueryId={query_id}"

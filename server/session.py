@@ -235,13 +235,14 @@ class Session:
     def _audit(self, sql: str, started: float, state: str, code: int, error: str, rows: int = 0,
                is_query: bool = False) -> None:
         millis = (time.perf_counter() - started) * 1000
+        text = mask_passwords(sql.strip())
         self.ctx.query_stats.record(millis, is_query, state == "ERR", RecentStatement(
-            time.time(), self.identity.name, self.database, mask_passwords(sql.strip()[:4000]), millis, rows, state,
-            error))
+            time.time(), self.identity.name, self.database, text[:4000], millis, rows, state, error))
         audit = self.ctx.audit
         if audit is not None:
             audit.record(client=f"{self.info.host}", user=self.identity.name, db=self.database, state=state,
-                         error_code=code, error=error, millis=millis, return_rows=rows, query_id=new_query_id(), is_query=is_query, stmt=sql.strip())
+                         error_code=code, error=error, millis=millis, return_rows=rows, query_id=new_query_id(),
+                         is_query=is_query, masked_stmt=text)
 
     def _execute(self, sql: str, multi: bool) -> list[Result]:
         cached = self._cached_query(sql)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from server.audit import AuditLog
+from server.audit import AuditLog, mask_passwords
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[query\] \|Client=127\.0\.0\.1:5\|User=u\|Ctl=internal\|"
                   r"Db=d\|State=EOF\|ErrorCode=0\|ErrorMessage=\|Time\(ms\)=3\|ScanBytes=0\|ScanRows=0\|ReturnRows=1\|"
@@ -14,7 +14,7 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[query\] \|Client=127
 
 def record(audit: AuditLog, stmt: str) -> None:
     audit.record(client="127.0.0.1:5", user="u", db="d", state="EOF", error_code=0, error="", millis=3.7,
-                 return_rows=1, query_id="q", is_query=True, stmt=stmt)
+                 return_rows=1, query_id="q", is_query=True, masked_stmt=mask_passwords(stmt))
 
 
 def test_lines_in_order_masked_and_rotated(tmp_path: Path) -> None:
