@@ -38,6 +38,7 @@ from server.protocol.resultset import (
     binary_rows,
     column_definition,
     frame_rows,
+    framed_header,
     result_columns,
     small_text_rows,
     text_rows,
@@ -318,10 +319,12 @@ class Connection:
 
     async def _send_result_set(self, rs: ResultSet, status: int, binary: bool) -> None:
         columns, definitions = result_columns(rs)
-        self.stream.write(lenenc_int(len(columns)))
-        for definition in definitions:
-            self.stream.write(definition)
-        self.stream.write(eof_packet(status))
+        header = framed_header(definitions, status, self.stream.seq)
+        if header is not None:
+            self.stream.write_framed(header, len(definitions) + 2)
+        else:
+            for payload in (lenenc_int(len(columns)), *definitions, eof_packet(status)):
+                self.stream.write(payload)
         encode = binary_rows if binary else text_rows
         for batch in batches(rs):
             if batch.num_rows <= INLINE_ROWS and not binary:  # cheaper here than two trips to a worker thread

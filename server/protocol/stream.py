@@ -38,8 +38,11 @@ class PacketStream:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def _header(self, wait: float | None) -> int:
-        read = self.reader.readexactly(4)
-        header = await (asyncio.wait_for(read, wait) if wait else read)
+        if wait:
+            async with asyncio.timeout(wait):  # (wait_for would run the read as a task of its own)
+                header = await self.reader.readexactly(4)
+        else:
+            header = await self.reader.readexactly(4)
         if header[3] != self.seq:
             raise PacketsOutOfOrder()
         self.seq = (self.seq + 1) & 0xFF
@@ -48,7 +51,9 @@ class PacketStream:
     async def _body(self, length: int) -> bytes:
         if not length:
             return b""
-        return await asyncio.wait_for(self.reader.readexactly(length), self.read_timeout)
+        # a timeout scope, not wait_for: that runs the read as a task of its own, ~20 us of every statement
+        async with asyncio.timeout(self.read_timeout):
+            return await self.reader.readexactly(length)
 
     def write(self, payload: bytes) -> None:
         """Frame one logical packet, splitting at 16 MiB - 1 (an exact multiple ends with an empty packet)."""

@@ -253,3 +253,19 @@ def test_result_header_is_the_columns_definitions_and_follows_the_values() -> No
     fraction = pa.table({"t": pa.array([dt.datetime(2024, 1, 1, 10, 0, 0, 500)], ts)})
     assert result_columns(ResultSet(whole))[0][0].decimals == 0
     assert result_columns(ResultSet(fraction))[0][0].decimals == 6
+
+
+def test_framed_header_is_the_packets_written_one_by_one() -> None:
+    """The pre-framed opening of a result set equals the packets the stream frames one at a time; a
+    definition of 16 MiB or more is left to the stream, which splits it."""
+    from server.protocol.constants import MAX_PAYLOAD
+    from server.protocol.packets import eof_packet
+    from server.protocol.resultset import framed_header
+
+    definitions = (b"def-a", b"def-b" * 300)
+    for first in (1, 254):  # sequence ids wrap at 256
+        expected = b""
+        for i, p in enumerate((lenenc_int(2), *definitions, eof_packet(2))):
+            expected += len(p).to_bytes(3, "little") + bytes(((first + i) & 0xFF,)) + p
+        assert framed_header(definitions, 2, first) == expected
+    assert framed_header((b"x" * MAX_PAYLOAD,), 2, 1) is None
