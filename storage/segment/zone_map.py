@@ -185,6 +185,8 @@ def _within_bounds(op: Op, lo: Any, hi: Any, v: Any) -> bool:
     if op == Op.GT:
         return bool(hi > v)
     return bool(hi >= v)  # GE
+
+
 _COMPARISONS = frozenset({Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN, Op.NOT_IN})
 _NUMPY_OPS = {pc.less: np.less, pc.less_equal: np.less_equal, pc.greater: np.greater,
               pc.greater_equal: np.greater_equal, pc.equal: np.equal}
@@ -268,17 +270,8 @@ class ZoneMapIndex:
         probed = probe_values(pred.values, self.type)
         if probed is None:
             return False
-        v = probed[0]
-        largest_min, smallest_max = bounds
-        if op == Op.EQ:
-            return bool(largest_min <= v <= smallest_max)
-        if op == Op.LT:
-            return bool(largest_min < v)
-        if op == Op.LE:
-            return bool(largest_min <= v)
-        if op == Op.GT:
-            return bool(smallest_max > v)
-        return bool(smallest_max >= v)  # GE
+        largest_min, smallest_max = bounds  # every page passes when the tightest zone does
+        return _within_bounds(op, largest_min, smallest_max, probed[0])
 
     def page_may_match(self, pred: ColumnPredicate, page: int) -> bool | None:
         """may_match(pred)[page + 1] in plain Python for a comparison with one value on numpy bounds (None: ask
