@@ -724,19 +724,19 @@ class StorageEngine:
         # (Doris aggregates above such a scan), so the value predicates wait for that merge
         across = merging and table.distribution.type == "RANDOM" and len(tablets) > 1
         # a whole-tablet read of many small rowsets extends the rows kept from the last one (tablet/scan_cache.py)
-        kept: dict[int, tuple[tuple[str, ...], KeptScan | None]] = {}
+        kept: dict[int, tuple[list[tuple[int, int]], KeptScan | None]] = {}
         kept_as = (index.index_id, tuple(read_cols), merging)
         if not predicates and read_cols and not across and self.tablet_scans.max_bytes:
             for t in tablets:
                 rowsets = rowsets_by_tablet[t.tablet_id]
                 if deletes[t.tablet_id] or len(rowsets) < MIN_ROWSETS:
                     continue
-                ids = tuple(rs.rowset_id for rs in rowsets if rs.kind == "DATA")
-                hit = self.tablet_scans.extends((t.tablet_id, kept_as), ids, wanted)
-                kept[t.tablet_id] = (ids, hit)
-                if hit is not None:
-                    newer = set(ids[len(hit.rowset_ids):])
-                    rowsets_by_tablet[t.tablet_id] = [rs for rs in rowsets if rs.rowset_id in newer]
+                data = [rs for rs in rowsets if rs.kind == "DATA"]
+                path = [(rs.start_version, rs.end_version) for rs in data]
+                found = self.tablet_scans.extends((t.tablet_id, kept_as), path, wanted)
+                kept[t.tablet_id] = (path, None if found is None else found[0])
+                if found is not None:
+                    rowsets_by_tablet[t.tablet_id] = data[found[1]:]
         segments = {t.tablet_id: self._segments(rowsets_by_tablet[t.tablet_id], prune, stats, not merging, wanted)
                     for t in tablets}
 
@@ -746,10 +746,10 @@ class StorageEngine:
             part = self._scan_tablet(segments[tablet.tablet_id], index, read_cols, prune, merging, own,
                                      () if merging or not req.exact else predicates, deletes[tablet.tablet_id])
             if tablet.tablet_id in kept:
-                ids, hit = kept[tablet.tablet_id]
+                path, hit = kept[tablet.tablet_id]
                 part = self._extend_kept(hit, part, index, merging)
                 if part is not None:
-                    self.tablet_scans.keep((tablet.tablet_id, kept_as), ids, wanted, part)
+                    self.tablet_scans.keep((tablet.tablet_id, kept_as), path, wanted, part)
             if across:
                 own.scan_time_ns += time.perf_counter_ns() - started
                 return (None if part is None or part.num_rows == 0 else part), own

@@ -325,3 +325,41 @@ def test_overwrite_replaces_rowsets_and_compacts_after(engine: StorageEngine) ->
     assert scan(engine, table).num_rows == 0
     (empty,) = tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
     assert (empty.start_version, empty.num_segments, empty.num_rows) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("keys_type", [KEYS_AGG, KEYS_UNIQUE, KEYS_DUP])
+def test_kept_reads_answer_as_fresh_ones_after_compactions(engine: StorageEngine, keys_type: str) -> None:
+    """A whole-tablet read keeps its rows (storage/tablet/scan_cache.py) and a later one reads only what came
+    after them. After a compaction across the last version a read kept, and after one that leaves that version
+    a rowset's end, a read answers exactly as one without kept rows."""
+    table = make_table(engine, keys_type)  # versions 2-7, one rowset each
+    tablet = only_tablet(engine, table)
+    rng = np.random.default_rng(3)
+
+    def fresh() -> list:
+        engine.tablet_scans.clear()
+        return table_rows(scan(engine, table))
+
+    def compact(first: int, last: int) -> None:
+        inputs = [rs for rs in tablet_visible_rowsets(engine.catalog, tablet.tablet_id)
+                  if first <= rs.start_version and rs.end_version <= last]
+        compact_rowsets(engine, table, table.base_index, tablet, inputs, first, last)
+
+    table_rows(scan(engine, table))  # kept: versions 0-7
+    engine.load(table, batch(rng, 400, 10))
+    engine.load(table, batch(rng, 400, 11))  # 8, 9: not read yet
+    compact(6, 9)  # across 7
+    assert table_rows(scan(engine, table)) == fresh()
+    table_rows(scan(engine, table))  # kept: up to 9
+    engine.load(table, batch(rng, 400, 12))
+    engine.load(table, batch(rng, 400, 13))
+    assert table_rows(scan(engine, table)) == fresh()
+    table_rows(scan(engine, table))  # kept: up to 11
+    hits = engine.tablet_scans.hits
+    compact(2, 5)  # 11 still ends a rowset: the kept rows serve
+    assert table_rows(scan(engine, table)) == fresh()
+    engine.load(table, batch(rng, 400, 14))
+    table_rows(scan(engine, table))
+    assert engine.tablet_scans.hits > hits
+    engine.load(table, batch(rng, 400, 15))
+    assert table_rows(scan(engine, table)) == fresh()

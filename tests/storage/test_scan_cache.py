@@ -1,4 +1,4 @@
-"""The rows kept from whole-tablet scans: reused only by a snapshot that extends the same rowsets, bounded."""
+"""The rows kept from whole-tablet scans: reused only by a snapshot holding the same versions, bounded."""
 
 from __future__ import annotations
 
@@ -11,22 +11,38 @@ def rows(n: int) -> pa.Table:
     return pa.table({"k": pa.array(range(n), pa.int64())})
 
 
-def test_a_kept_scan_serves_only_snapshots_that_extend_it() -> None:
+def chain(*ends: int, first: int = 0) -> list[tuple[int, int]]:
+    """A version path: rowsets first-e1, e1+1-e2, ..."""
+    out, start = [], first
+    for end in ends:
+        out.append((start, end))
+        start = end + 1
+    return out
+
+
+def test_a_kept_scan_serves_only_snapshots_holding_its_versions() -> None:
     cache, columns = TabletScanCache(1 << 20), object()
-    ids = tuple(f"r{i}" for i in range(MIN_ROWSETS))
-    cache.keep("t", ids, columns, rows(10))
-    assert cache.extends("t", ids, columns).rows.num_rows == 10  # the same rowsets
-    assert cache.extends("t", ids + ("r9",), columns) is not None  # newer ones after them
-    assert cache.extends("t", ids[:-1], columns) is None  # an older snapshot
-    assert cache.extends("t", ("c0",) + ids[1:] + ("r9",), columns) is None  # a compaction replaced one
-    assert cache.extends("t", ids, object()) is None  # read through another schema
-    assert cache.extends("u", ids, columns) is None
+    path = chain(1, 2, 3, 4)
+    assert len(path) >= MIN_ROWSETS
+    cache.keep("t", path, columns, rows(10))
+    kept, covered = cache.extends("t", path, columns)
+    assert (kept.first, kept.last, covered, kept.rows.num_rows) == (0, 4, 4, 10)  # the same rowsets
+    assert cache.extends("t", chain(1, 2, 3, 4, 5, 6), columns)[1] == 4  # newer ones after them: those are read
+    assert cache.extends("t", chain(4, 5), columns)[1] == 1  # compacted up to where it ends: still the same rows
+    assert cache.extends("t", chain(2, 4, 6), columns)[1] == 2
+    assert cache.extends("t", chain(3), columns) is None  # an older snapshot
+    assert cache.extends("t", chain(2, 5, 6), columns) is None  # a compaction across its last version
+    assert cache.extends("t", chain(4, first=1), columns) is None  # not from the same first version
+    assert cache.extends("t", chain(7), columns) is None  # an overwrite: one rowset 0-v of a new version
+    assert cache.extends("t", path, object()) is None  # read through another schema
+    assert cache.extends("u", path, columns) is None
+    assert cache.extends("t", [], columns) is None
 
 
 def test_what_is_kept_is_bounded() -> None:
     columns = object()
-    few = tuple(f"r{i}" for i in range(MIN_ROWSETS - 1))
-    many = few + ("rx",)
+    few = chain(*range(1, MIN_ROWSETS))
+    many = chain(*range(1, MIN_ROWSETS + 1))
     cache = TabletScanCache(1 << 20)
     cache.keep("a", few, columns, rows(10))  # a tablet of few rowsets is read at once
     assert cache.extends("a", few, columns) is None
@@ -45,8 +61,8 @@ def test_what_is_kept_is_bounded() -> None:
 
 def test_many_chunks_become_one() -> None:
     cache, columns = TabletScanCache(1 << 20), object()
-    ids = tuple(f"r{i}" for i in range(MIN_ROWSETS))
+    path = chain(*range(1, MIN_ROWSETS + 1))
     table = pa.concat_tables([rows(2)] * 40)
-    cache.keep("t", ids, columns, table)
-    kept = cache.extends("t", ids, columns).rows
+    cache.keep("t", path, columns, table)
+    kept = cache.extends("t", path, columns)[0].rows
     assert kept.column(0).num_chunks == 1 and kept.equals(table)
