@@ -28,7 +28,7 @@ from storage.errors import CorruptDataError
 from storage.predicate import ColumnPredicate, Op
 from storage.segment.page import PageEncoding, build_page
 from storage.segment.row_ranges import RowRanges
-from storage.segment.zone_map import INT_RANGES, to_scalar
+from storage.segment.zone_map import INT_RANGES, plain_int, to_scalar
 
 ROWS_PER_ENTRY = 1024
 VARCHAR_PREFIX_BYTES = 20
@@ -113,12 +113,10 @@ def encode_value(value: object, arrow_type: pa.DataType) -> bytes | None:
 
 @functools.lru_cache(maxsize=1024)
 def _encode_value(value: object, kind: type, arrow_type: pa.DataType) -> bytes | None:
-    bounds = INT_RANGES.get(arrow_type)
-    if kind is int and isinstance(value, int) and bounds is not None:  # a point query's key, without Arrow
-        if not bounds[0] <= value <= bounds[1]:
-            return None
+    if isinstance(value, int) and plain_int(value, arrow_type):  # a point query's key, without Arrow
         # the sign bit flipped, big-endian: the order of the bytes is the order of the values
-        return bytes((NORMAL_MARKER,)) + (value - bounds[0]).to_bytes(arrow_type.bit_width // 8, "big")
+        return bytes((NORMAL_MARKER,)) + (value - INT_RANGES[arrow_type][0]).to_bytes(arrow_type.bit_width // 8,
+                                                                                       "big")
     s = to_scalar(value, arrow_type)
     if s is None:
         return None

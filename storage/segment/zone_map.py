@@ -72,12 +72,18 @@ INT_RANGES = {t: (-(1 << (t.bit_width - 1)), (1 << (t.bit_width - 1)) - 1)
                for t in (pa.int8(), pa.int16(), pa.int32(), pa.int64())}
 
 
+def plain_int(value: Any, arrow_type: pa.DataType) -> bool:
+    """A Python int (not a bool) that an integer column of `arrow_type` holds exactly: compared, encoded and
+    filtered as it is, without an Arrow scalar (a point query's key)."""
+    bounds = INT_RANGES.get(arrow_type)
+    return bounds is not None and type(value) is int and bounds[0] <= value <= bounds[1]
+
+
 def probe_values(values: tuple, arrow_type: pa.DataType) -> list | None:
     """The values as the Python values of the column's type that the bounds compare with, or None when one
     cannot be represented exactly (probe_scalars). A point query's key changes every time: its ints are
     taken as they are (pa.scalar and as_py cost ~15 us a value, and the memo never hits)."""
-    bounds = INT_RANGES.get(arrow_type)
-    if bounds is not None and all(type(v) is int and bounds[0] <= v <= bounds[1] for v in values):
+    if all(plain_int(v, arrow_type) for v in values):
         return list(values)
     scalars = probe_scalars(values, arrow_type)
     if not scalars or any(s is None for s in scalars):

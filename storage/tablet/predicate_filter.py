@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from storage.int128 import values_array, wide_scalar
 from storage.predicate import ColumnPredicate, Op
-from storage.segment.zone_map import INT_RANGES
+from storage.segment.zone_map import INT_RANGES, plain_int
 
 
 def _scalar(value: Any, arrow_type: pa.DataType) -> Any:
@@ -49,11 +49,10 @@ def _numpy_compare(col: pa.Array | pa.ChunkedArray, op: Op, value: Any) -> np.nd
     t = col.type
     if col.null_count or not (pa.types.is_integer(t) or pa.types.is_floating(t)):
         return None
-    bounds = INT_RANGES.get(t)
-    if bounds is not None and type(value) is int:  # a point query's key: no Arrow scalar to make and unmake
-        if not bounds[0] <= value <= bounds[1]:
-            return None
+    if plain_int(value, t):  # a point query's key: no Arrow scalar to make and unmake
         plain = value
+    elif type(value) is int and t in INT_RANGES:  # past the column type's range: the kernel's coercion decides
+        return None
     else:
         s = _column_scalar(value, t)
         if not isinstance(s, pa.Scalar) or s.type != t:
