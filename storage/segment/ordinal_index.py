@@ -79,6 +79,15 @@ class OrdinalIndex:
         """Indexes of the pages holding at least one row of `ranges`."""
         if len(ranges) > 8:
             return np.flatnonzero(ranges.overlaps(self.first_rows, self.page_ends))
+        return np.array(self._few_pages(ranges), np.intp)
+
+    def count_pages(self, ranges: RowRanges) -> int:
+        """len(pages_for(ranges)) (a read served from the column cache counts the pages it covers)."""
+        if len(ranges) > 8:
+            return int(np.count_nonzero(ranges.overlaps(self.first_rows, self.page_ends)))
+        return len(self._few_pages(ranges))
+
+    def _few_pages(self, ranges: RowRanges) -> list[int]:
         # a few ranges (a key range, bloom survivors): bisect the page starts in Python
         firsts, ends = self._row_lists
         pages: list[int] = []
@@ -89,7 +98,7 @@ class OrdinalIndex:
             if pages and pages[-1] >= a:  # two ranges in one page
                 a = pages[-1] + 1
             pages.extend(range(a, bisect.bisect_left(firsts, e)))
-        return np.array(pages, np.intp)
+        return pages
 
     @cached_property
     def _row_lists(self) -> tuple[array, array]:

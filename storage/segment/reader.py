@@ -36,7 +36,7 @@ from storage.segment.ordinal_index import OrdinalIndex
 from storage.segment.page import PageEncoding, read_page
 from storage.segment.row_ranges import RowRanges
 from storage.segment.short_key_index import ShortKeyIndex
-from storage.segment.zone_map import ZoneMap, ZoneMapIndex
+from storage.segment.zone_map import ZoneMap, ZoneMapIndex, plain_int
 from storage.stats import ScanStats
 from storage.tablet.predicate_filter import predicate_mask
 
@@ -115,6 +115,9 @@ def _open_fd(path: str) -> int:
     return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
 
 
+# a comparison's rows in a sorted column: (searchsorted side of the first row, of the row after the last)
+_SEEK_SIDES = {Op.EQ: ("left", "right"), Op.GE: ("left", None), Op.GT: ("right", None), Op.LE: (None, "right"),
+               Op.LT: (None, "left")}
 DENSE_KEEP_DIVISOR = 8  # a predicate keeping at least 7/8 of the rows filters the whole columns
 
 
@@ -330,16 +333,20 @@ class SegmentReader:
         preds = [p for p in predicates if p.column in columns]
         if not preds:
             return ranges, None, []
+        sought: list[ColumnPredicate] = []  # the predicates the key seek answered exactly
         if any(p.column == self._first_short_key for p in preds):  # else the short key index cannot help
             sk = self._short_key_index()
             narrowed = sk.row_ranges(preds) if sk is not None else None
             if narrowed is not None:
                 narrowed = ranges.intersect(narrowed)
+                narrowed, sought = self._seek_first_key(preds, narrowed)
                 if stats is not None:
                     stats.rows_key_range_filtered += ranges.count() - narrowed.count()
                 ranges = narrowed
         before = ranges.count()
-        if not ranges.is_empty:
+        if sought:
+            preds = [p for p in preds if not any(p is a for a in sought)]
+        if not ranges.is_empty and preds:
             # segment-level zone maps first: one comparison can drop everything
             zone_maps = [self._zone_map_index(p.column) for p in preds]
             if not segment_checked and not all(zm.segment_may_match(p) for zm, p in zip(zone_maps, preds,
@@ -373,8 +380,41 @@ class SegmentReader:
                     ids = self._ids_in(ids, ranges)
                 if stats is not None:
                     stats.rows_bitmap_index_filtered += before - len(ids)
-                return ranges, ids, [preds[i] for i in answered]
-        return ranges, None, []
+                return ranges, ids, sought + [preds[i] for i in answered]
+        return ranges, None, sought
+
+    def _seek_first_key(self, preds: Sequence[ColumnPredicate], ranges: RowRanges
+                        ) -> tuple[RowRanges, list[ColumnPredicate]]:
+        """Within the short key index's one range, the rows of the first key column's comparisons found by
+        binary search in the sorted column, as Doris seeks a key range's ends in the segment's rows (its short
+        key index only finds the 1024-row blocks holding them): exact rows, so those predicates are not
+        evaluated again. An integer column without NULLs in the range whose decoded column is in the column
+        cache (else the scan's filter answers, as before)."""
+        if len(ranges) != 1:
+            return ranges, []
+        column = self._first_short_key
+        t = self._types.get(column)
+        keyed = [p for p in preds if p.column == column and p.op in _SEEK_SIDES and len(p.values) == 1]
+        if not keyed or t is None or not pa.types.is_integer(t) or not all(plain_int(p.value, t) for p in keyed):
+            return ranges, []
+        cached = COLUMNS.get(self._file, column) if COLUMNS.limit else None
+        if not isinstance(cached, pa.Array):
+            return ranges, []
+        start, end = int(ranges.starts[0]), int(ranges.ends[0])
+        part = cached.slice(start, end - start)
+        if part.null_count:
+            return ranges, []
+        values = part.to_numpy(zero_copy_only=True)
+        lo, hi = 0, len(values)
+        for p in keyed:
+            low_side, high_side = _SEEK_SIDES[p.op]
+            if low_side is not None:
+                lo = max(lo, int(np.searchsorted(values, p.value, low_side)))
+            if high_side is not None:
+                hi = min(hi, int(np.searchsorted(values, p.value, high_side)))
+        if lo >= hi:
+            return RowRanges.empty(), keyed
+        return RowRanges._trusted(np.array([start + lo], np.int64), np.array([start + hi], np.int64), hi - lo), keyed
 
     @staticmethod
     def _few_pages_kept(zm: ZoneMapIndex, p: ColumnPredicate, ordinal: OrdinalIndex, ranges: RowRanges
@@ -639,7 +679,7 @@ class SegmentReader:
         cached = self._cached_column(column, stats, fill=ranges.count() * 2 >= self.num_rows)
         if cached is not None:  # the whole column decoded: the ranges are its row positions
             oi = self._ordinal_index(column)
-            used = oi.num_pages if full else len(oi.pages_for(ranges))
+            used = oi.num_pages if full else oi.count_pages(ranges)
             stats.pages_read += used  # the pages the read covers, served from the cache
             stats.pages_skipped += oi.num_pages - used
             if full:

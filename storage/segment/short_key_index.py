@@ -215,17 +215,22 @@ class ShortKeyIndex:
             break
         if not used:
             return None
-        starts, ends = [], []
-        for p in prefixes:
-            lo = p + (lower or b"")
-            hi = p + upper + b"\xff" if upper is not None else (p + b"\xff" if p else None)
-            s, e = self._rows_between(lo, hi)
-            starts.append(s)
-            ends.append(e)
-        return RowRanges(starts, ends)
+        bounds = [self._rows_between(p + (lower or b""), _upper_end(p, upper)) for p in prefixes]
+        if len(bounds) == 1:  # one range (a point query's): nothing to sort or merge
+            s, e = bounds[0]
+            return RowRanges._trusted(np.array([s], np.int64), np.array([e], np.int64), e - s) if e > s \
+                else RowRanges.empty()
+        return RowRanges([s for s, _ in bounds], [e for _, e in bounds])
 
     def _rows_between(self, lo: bytes, hi: bytes | None) -> tuple[int, int]:
         # rows before the last entry < lo are all < lo; rows from the first entry > hi on are all > hi
         start = max(bisect.bisect_left(self.entries, lo) - 1, 0) if lo else 0
         end = bisect.bisect_right(self.entries, hi) if hi is not None else len(self.entries)
         return start * ROWS_PER_ENTRY, min(end * ROWS_PER_ENTRY, self.num_rows)
+
+
+def _upper_end(prefix: bytes, upper: bytes | None) -> bytes | None:
+    """The encoded key past every key starting with `prefix` (and at most `upper` after it); None: no end."""
+    if upper is not None:
+        return prefix + upper + b"\xff"
+    return prefix + b"\xff" if prefix else None

@@ -177,6 +177,39 @@ def test_short_key_randomized(keyed) -> None:
         check_superset(reader, table, preds)
 
 
+def test_first_key_comparisons_seek_their_exact_rows(keyed, no_column_cache) -> None:
+    """With the first key column in the column cache, its comparisons find their rows by binary search: the
+    scan reads exactly the matching rows and filters none (as Doris seeks a key range's ends); NULL keys,
+    missing values and ranges past either end answer as the filter does."""
+    reader, table = keyed
+    no_column_cache.limit = 1 << 30
+    rng = np.random.default_rng(5)
+    ops = [Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE]
+    cases = [[P("k1", Op.EQ, (17,))], [P("k1", Op.EQ, (-501,))], [P("k1", Op.EQ, (10**6,))],
+             [P("k1", Op.GE, (100,)), P("k1", Op.LT, (120,))], [P("k1", Op.GT, (499,))], [P("k1", Op.LE, (-500,))],
+             [P("k1", Op.EQ, (3,)), P("k2", Op.GE, (dt.date(2019, 5, 1),))]]
+    cases += [[P("k1", ops[rng.integers(5)], (int(rng.integers(-520, 520)),)) for _ in range(rng.integers(1, 3))]
+              for _ in range(80)]
+    reader.scan(["k1"], [], [], ScanStats())  # fills the cache with the whole column
+    for preds in cases:
+        stats = ScanStats()
+        got = reader.scan(["vi", "k1"], preds, preds, stats)
+        want = matching_rows(table, preds)
+        assert got["vi"].to_numpy().tolist() == want.tolist(), preds
+        assert stats.raw_rows_read == stats.rows_vector_pred_filtered + got.num_rows
+        # away from the NULL keys' first blocks, a range of the first key is read exactly
+        low = min((p.value for p in preds if p.column == "k1" and p.op in (Op.EQ, Op.GT, Op.GE)), default=None)
+        if all(p.column == "k1" for p in preds) and low is not None and low >= -400:
+            assert stats.raw_rows_read == len(want) and stats.rows_vector_pred_filtered == 0, preds
+    # without the cached column the filter answers the same
+    no_column_cache.clear()
+    no_column_cache.limit = 0
+    preds = [P("k1", Op.EQ, (17,))]
+    stats = ScanStats()
+    assert reader.scan(["vi"], preds, preds, stats)["vi"].to_numpy().tolist() == matching_rows(table, preds).tolist()
+    assert stats.rows_vector_pred_filtered > 0
+
+
 def test_nulls_last_data_disables_the_index(tmp_path: Path) -> None:
     k = pa.array(list(range(5000)) + [None] * 3000, pa.int32())  # pyarrow's default null placement
     table = pa.table({"k": k})
