@@ -8,12 +8,12 @@ PREAGGREGATION verdict with Doris's reason, and the tablets that follow from the
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from planner.logical import evolve
 from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
@@ -85,11 +85,7 @@ class OlapTableSource:
     def for_execution(self, profile: list[ScanProfile] | None) -> OlapTableSource:
         """A copy carrying this source's planning decisions for one more execution of a cached plan: its
         own snapshot (taken at its first scan), counters and profile list."""
-        fresh = copy.copy(self)
-        fresh.versions = None
-        fresh.stats = ScanStats()
-        fresh.profile = profile
-        return fresh
+        return evolve(self, versions=None, stats=ScanStats(), profile=profile)
 
     def restrict_partitions(self, names: Sequence[str]) -> OlapTableSource:
         ids = []

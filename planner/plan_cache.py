@@ -21,6 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -51,6 +52,7 @@ class StatementKey:
     text: str
     sql_mode: str = ""
 
+    @cached_property  # a statement's key is asked for its plan two or three times (quick, holds, lookup)
     def template(self) -> tuple[tuple[str, str, str], tuple[int | str, ...]] | None:
         """(the key of this text's template, its literal values), if it has literals to take out."""
         p = parameterize(self.text)
@@ -155,7 +157,7 @@ class PlanCache:
         entry = self._entries.get(full)
         if entry is not None:
             return full, entry, ()
-        template = key.template() if isinstance(key, StatementKey) else None
+        template = key.template if isinstance(key, StatementKey) else None
         if template is not None and (entry := self._entries.get((template[0], current_db))) is not None:
             return (template[0], current_db), entry, template[1]
         return None
@@ -200,7 +202,7 @@ class PlanCache:
         entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed),
                        light=_light(bound.plan), tables=tuple(t for t in rec.tables if isinstance(t, OlapTableSource)))
         full = (key, ctx.current_db)
-        template = key.template() if isinstance(key, StatementKey) else None
+        template = key.template if isinstance(key, StatementKey) else None
         made = None if template is None else make_template(bound, unpruned.plan, template[1])
         if made is not None:  # one entry for every text of the template, rather than one per literal
             assert template is not None

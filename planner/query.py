@@ -6,7 +6,6 @@ import logging
 import time
 import uuid
 from collections.abc import Hashable
-from dataclasses import replace
 
 import pyarrow as pa
 from sqlglot import exp
@@ -14,6 +13,7 @@ from sqlglot import exp
 from planner.bind.bind_select import BoundQuery, SelectBinder
 from planner.context import QueryContext, TableSource  # noqa: F401  (re-exported API)
 from planner.functions.bitmaps import is_object
+from planner.logical import evolve
 from planner.olap_source import OlapTableSource
 from planner.physical.plan import to_physical
 from planner.plan_cache import PlanCache, execution_sources
@@ -37,7 +37,10 @@ def _run(expression: exp.Expression, ctx: QueryContext, ctes: dict | None) -> pa
 
 
 def _result(table: pa.Table, bound: BoundQuery) -> pa.Table:
-    cols = [table.column(i) for i in bound.plan.output]
+    output = list(bound.plan.output)
+    if not any(is_object(t) for t in table.schema.types):  # most answers: a selection (a point query's 4 us)
+        return (table if table.column_names == output else table.select(output)).rename_columns(bound.names)
+    cols = [table.column(i) for i in output]
     # a BITMAP / HLL value prints as NULL, as Doris sends it (bitmap_to_string / hll_cardinality show one)
     cols = [pa.nulls(len(c), pa.string()) if is_object(c.type) else c for c in cols]
     return pa.Table.from_arrays(cols, names=bound.names)
@@ -72,7 +75,7 @@ def _execute_plan(bound: BoundQuery, ctx: QueryContext, profile: list | None, ca
                   key: Hashable) -> pa.Table:
     """Run a kept plan, noting its cost in the cache: this thread's CPU time and the rows its scans read."""
     scanned: list[TableSource] = []
-    run_ctx = replace(ctx, source_override=execution_sources(profile, scanned))
+    run_ctx = evolve(ctx, source_override=execution_sources(profile, scanned))
     started = time.thread_time()
     table = _result(to_physical(bound.plan, run_ctx).execute(), bound)
     cache.observe(key, ctx.current_db, time.thread_time() - started,

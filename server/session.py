@@ -207,6 +207,7 @@ class Session:
         self.warnings: list[tuple[str, int, str]] = []
         self._sql = ""  # the statement text a query profile records
         self._key: StatementKey | None = None  # a single-statement query's plan cache key
+        self._key_memo: StatementKey | None = None  # the last text's key (_statement_key)
         self._profile: QueryProfile | None = None  # set while a profiled query runs
         self._guard: QueryGuard | None = None  # the running statement's KILL / timeout / memory bounds
         self.identity = info.identity if isinstance(info.identity, Identity) else Identity(info.user, "%", info.host)
@@ -445,8 +446,13 @@ class Session:
         return self.ctx.plans.quick(self._statement_key(sql), self.database)
 
     def _statement_key(self, sql: str) -> StatementKey:
-        """The plan cache's key of a text: it reads differently under another sql_mode."""
-        return StatementKey(sql, self.vars.get("sql_mode"))
+        """The plan cache's key of a text: it reads differently under another sql_mode. The last one is kept:
+        the connection asks `quick` and then runs the same text."""
+        mode = self.vars.get("sql_mode")
+        last = self._key_memo
+        if last is None or last.text != sql or last.sql_mode != mode:
+            last = self._key_memo = StatementKey(sql, mode)
+        return last
 
     def _cached_query(self, sql: str) -> Result | None:
         """A SELECT run again from its cached plan (no parse, no planning); None when none is valid."""

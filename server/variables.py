@@ -143,6 +143,9 @@ def _normalise(value: Any, default: Any) -> Any:
     return "" if value is None else str(value)
 
 
+_MISSING = object()
+
+
 def unknown_variable(name: str) -> StatementError:
     return StatementError(f"Unknown system variable '{name}'", 1193, "HY000")
 
@@ -153,11 +156,11 @@ class GlobalVariables:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self, name: str) -> Any:
-        key = name.lower()
-        with self.lock:
-            if key not in self.values:
-                raise unknown_variable(name)
-            return self.values[key]
+        # no lock: a name is never removed, and one dict read sees a whole value (a point query reads ten)
+        value = self.values.get(name.lower(), _MISSING)
+        if value is _MISSING:
+            raise unknown_variable(name)
+        return value
 
     def set(self, name: str, value: Any) -> None:
         key = name.lower()
