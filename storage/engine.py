@@ -778,7 +778,6 @@ class StorageEngine:
             stats.merge(own)
             if part is not None:
                 pieces.append(part)
-        out_schema = self._output_schema(req, requested)
         if across and pieces:
             merged = merge_parts(pieces, index) if len(pieces) > 1 else pieces[0]
             if predicates and req.exact and merged.num_rows:
@@ -788,7 +787,7 @@ class StorageEngine:
             stats.rows_returned = merged.num_rows
             pieces = [merged.select(requested)] if merged.num_rows else []
         if not pieces:
-            return ScanResult(out_schema.empty_table(), stats)
+            return ScanResult(self._output_schema(req, requested).empty_table(), stats)
         if not requested:  # COUNT(*) without columns: Arrow cannot concatenate row counts alone
             return ScanResult(rows_only(sum(p.num_rows for p in pieces)), stats)
         result = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]

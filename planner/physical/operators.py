@@ -68,9 +68,12 @@ class ArrowProject(PhysicalOperator):
     child: PhysicalOperator
     exprs: tuple[tuple[str, exp.Expression], ...]
     ctx: QueryContext
+    plain_columns: tuple[str, ...] | None = None  # the input's columns when every expression is one
 
     def execute(self) -> pa.Table:
         t = self.child.execute()
+        if self.plain_columns is not None:
+            return t.select(self.plain_columns).rename_columns([i for i, _ in self.exprs])
         ev = Evaluator(t, self.ctx)
         # a plain column passes through as it is, chunks and all (combining them is the evaluator's need)
         arrays = [t.column(e.name) if type(e) is exp.Column else ev.eval_array(e) for _, e in self.exprs]

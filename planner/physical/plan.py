@@ -97,7 +97,7 @@ def arrow_operator(plan: LogicalPlan, children: list[PhysicalOperator], ctx: Que
         case LogicalFilter():
             return ArrowFilter(children[0], plan.condition, ctx)
         case LogicalProject():
-            return ArrowProject(children[0], plan.exprs, ctx)
+            return ArrowProject(children[0], plan.exprs, ctx, plan.plain_columns)
         case LogicalAggregate():
             return AceroHashAggregate(children[0], plan.keys, plan.aggregates)
         case LogicalJoin():
