@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -47,6 +48,7 @@ class ColumnCache:
         self._by_path: dict[str, set[str]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+        self._making: dict[tuple[str, str], threading.Event] = {}  # columns being decoded by a fill()
         self.hits = 0
         self.misses = 0
 
@@ -61,6 +63,35 @@ class ColumnCache:
             self._entries.move_to_end((path, column))
             self.hits += 1
             return got
+
+    def fill(self, path: str, column: str, make: Callable[[], pa.Array]) -> pa.Array | pa.ChunkedArray:
+        """After a get() that missed: the column kept since, else `make()`'s, kept. One caller makes a missing
+        column while the others asking for it wait for that one (16 clients' first lookups of a segment decoded
+        its 5M-row columns 16 times)."""
+        key = (path, column)
+        with self._lock:
+            got = self._entries.get(key)
+            if got is not None:
+                self._entries.move_to_end(key)
+                return got
+            making = self._making.get(key)
+            if making is None:
+                making = self._making[key] = threading.Event()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            making.wait()
+            got = self.get(path, column)
+            return got if got is not None else make()  # its maker failed, or it was too big to keep
+        try:
+            array = make()
+            self.put(path, column, array)
+            return array
+        finally:
+            with self._lock:
+                del self._making[key]
+            making.set()
 
     def put(self, path: str, column: str, array: pa.Array | pa.ChunkedArray) -> None:
         size = array.nbytes

@@ -666,12 +666,13 @@ class SegmentReader:
         # a narrow read fills the cache only while it has room (a point lookup's columns, kept for the next):
         # in a full cache it would evict others for a column it barely reads
         if cached is None and (fill or COLUMNS.used_bytes + self.num_rows * 16 <= COLUMNS.limit):
-            decoding = ScanStats()  # the bytes come off the disk; the pages are counted by the read using them
-            cached = self._decode_pages(column, None, decoding)[0]
-            stats.bytes_read += decoding.bytes_read
-            if isinstance(cached, pa.ChunkedArray):
-                cached = cached.combine_chunks()
-            COLUMNS.put(self._file, column, cached)
+            def decode() -> pa.Array:
+                decoding = ScanStats()  # the bytes come off the disk; the pages are counted by the read using them
+                whole = self._decode_pages(column, None, decoding)[0]
+                stats.bytes_read += decoding.bytes_read
+                return whole.combine_chunks() if isinstance(whole, pa.ChunkedArray) else whole
+
+            cached = COLUMNS.fill(self._file, column, decode)
         return cached
 
     def _read_column(self, column: str, ranges: RowRanges, stats: ScanStats) -> pa.Array | pa.ChunkedArray:

@@ -137,3 +137,35 @@ def test_compacted_rowsets_leave_the_cache(engine: StorageEngine, no_column_cach
     assert no_column_cache.used_bytes < filled  # the inputs' columns went
     after = table_rows(engine.scan(ScanRequest(table=table, schema=SCHEMA, columns=SCHEMA.names)).table)
     assert after == before
+
+
+def test_concurrent_misses_of_one_column_decode_it_once() -> None:
+    import threading
+    import time
+
+    cache = ColumnCache(1 << 30)
+    made: list[int] = []
+    release = threading.Event()
+
+    def make() -> pa.Array:
+        made.append(1)
+        release.wait(5)
+        return pa.array(np.arange(1000))
+
+    got: list[pa.Array] = []
+    threads = [threading.Thread(target=lambda: got.append(cache.fill("seg", "k", make))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)  # every thread is in fill(): one making, seven waiting
+    release.set()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and len(got) == 8 and all(g.equals(got[0]) for g in got)
+    assert cache.get("seg", "k") is not None
+
+    def failing() -> pa.Array:
+        raise OSError("unreadable")
+
+    with pytest.raises(OSError):
+        cache.fill("seg", "v", failing)
+    assert cache.fill("seg", "v", lambda: pa.array([1])).to_pylist() == [1]  # a failed maker leaves no waiter stuck
