@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import sys
 from pathlib import Path
 
 from server.config import Config
@@ -40,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
         config.be["webserver_port"] = str(args.http_port)
     if args.fe_http_port is not None:
         config.set_fe("http_port", str(args.fe_http_port))
+    # a statement that gives the interpreter lock up at an Arrow or DuckDB call waits up to the switch interval
+    # to get it back from a thread running Python: a dashboard read among busy writers waited 5 ms per call.
+    # At 1 ms the 16-client soak's read p99 went 206 -> 169 ms and its throughput up 15% (point lookups alike)
+    sys.setswitchinterval(0.001)
     return asyncio.run(_serve(config))
 
 
