@@ -37,6 +37,7 @@ from planner.rewrite import rewrite
 from sql.parameterize import parameterize
 from storage.engine import PARALLEL_SCAN_MIN_ROWS
 
+SHORT_SECONDS = 0.025  # a kept plan whose runs usually take less CPU waits for its turn in the short lane
 QUICK_SECONDS = 0.002  # a light kept plan whose runs usually take less CPU is a quick statement (PlanCache.quick)
 
 # functions whose value differs per call or per row: a plan that folded one into a literal is one answer
@@ -141,6 +142,13 @@ class PlanCache:
         return entry.light and entry.timing.typical_seconds < QUICK_SECONDS \
             and entry.generation == self._generation() \
             and all(t.engine.catalog.table_cached(t.table.table_id) for t in entry.tables)
+
+    def short(self, key: Hashable, current_db: str | None) -> bool:
+        """Whether `key` has a kept plan, still valid as far as the catalog goes, whose runs usually take less
+        than SHORT_SECONDS of CPU (server/protocol/admission.py serves such statements first)."""
+        found = self._find(key, current_db)
+        return found is not None and found[1].timing.typical_seconds < SHORT_SECONDS \
+            and found[1].generation == self._generation()
 
     def observe(self, key: Hashable, current_db: str | None, seconds: float, rows_read: int = 0) -> None:
         """Note what a run of the kept plan of `key` cost: its thread's CPU time (what it waited for the

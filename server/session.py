@@ -445,6 +445,10 @@ class Session:
         """A SELECT with a kept plan whose runs usually take about a millisecond (ConnectionHandler.quick)."""
         return self.ctx.plans.quick(self._statement_key(sql), self.database)
 
+    def short(self, sql: str) -> bool:
+        """A SELECT with a kept plan whose runs usually take a few milliseconds (ConnectionHandler.short)."""
+        return self.ctx.plans.short(self._statement_key(sql), self.database)
+
     def _statement_key(self, sql: str) -> StatementKey:
         """The plan cache's key of a text: it reads differently under another sql_mode. The last one is kept:
         the connection asks `quick` and then runs the same text."""

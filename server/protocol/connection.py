@@ -155,8 +155,8 @@ class Connection:
         self._inflight = fut
         return await asyncio.wrap_future(fut)
 
-    def _admitted(self, fn: Callable[..., T], *args: Any) -> T:
-        with self.server.admission.admit():
+    def _admitted(self, short: bool, fn: Callable[..., T], *args: Any) -> T:
+        with self.server.admission.admit(short):
             return fn(*args)
 
     def _state(self, command: str, info: str | None = None) -> None:
@@ -285,7 +285,9 @@ class Connection:
             if quick is not None and quick(sql):
                 results = handler.execute(sql, multi)
             else:
-                results = await self._in_thread(self._admitted, handler.execute, sql, multi)
+                short = getattr(handler, "short", None)
+                results = await self._in_thread(self._admitted, short is not None and short(sql), handler.execute,
+                                                sql, multi)
         except Exception as e:
             partial = getattr(e, "results", None)
             if isinstance(partial, list) and partial and self.caps & Capabilities.CLIENT_MULTI_RESULTS:

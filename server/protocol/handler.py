@@ -39,6 +39,8 @@ class ConnectionHandler(Protocol):
     the statement is known to take about a millisecond (a kept plan that last ran that fast). Such a statement
     runs on the event loop's thread: handing it to a worker and its answer back cost more than running it
     (point lookups from 16 clients: 300 -> 660 per second). `quick` runs on the event loop; it must not wait.
+    `short(sql)`, asked on the event loop too of a statement that is not quick: True when it usually takes a few
+    milliseconds; it then waits for its turn to run in the short statements' lane (server/protocol/admission.py).
     """
 
     def execute(self, sql: str, multi: bool) -> list[Result]:

@@ -238,6 +238,48 @@ def test_a_statement_that_gives_way_frees_its_slot_at_once() -> None:
         assert gate.running == 1
 
 
+def test_short_statements_go_before_waiting_ones_unless_those_waited_their_grace() -> None:
+    import threading
+    import time
+
+    from server.protocol.admission import Admission
+
+    def order_of_turns(grace: float, arrivals: list[tuple[float, str, bool]]) -> list[str]:
+        """One slot; a holder, then each statement at its time (s): they note their turn and run until released
+        (with a long grace they are released at once, so each turn is a slot its holder freed)."""
+        gate = Admission(slots=1, grace=grace)
+        release, order = threading.Event(), []
+
+        def statement(name: str, short: bool) -> None:
+            with gate.admit(short):
+                order.append(name)
+                release.wait(10)
+
+        started = time.monotonic()
+        threads = []
+        for at, name, short in [(0.0, "holder", False), *arrivals]:
+            time.sleep(max(0.0, started + at - time.monotonic()))
+            threads.append(threading.Thread(target=statement, args=(name, short)))
+            threads[-1].start()
+        time.sleep(0.05)
+        if grace > 5:
+            release.set()
+        deadline = time.monotonic() + 5
+        while len(order) < len(threads) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        for t in threads:
+            t.join()
+        return order[1:]
+
+    # came later, served first
+    assert order_of_turns(30, [(0.05, "insert", False), (0.1, "read", True)]) == ["read", "insert"]
+    # turns freed by grace (0.1 s): the first insert's comes at 0.1, before the read; at 0.2 the second insert
+    # has waited 0.16 s, past its grace, and goes before the read that came after it
+    assert order_of_turns(0.1, [(0.02, "insert 1", False), (0.04, "insert 2", False), (0.15, "read", True)]) \
+        == ["insert 1", "insert 2", "read"]
+
+
 def test_result_header_is_the_columns_definitions_and_follows_the_values() -> None:
     """The memoised header of a result is what the columns make; a microsecond DATETIME column's follows its
     values (whole seconds print without a fraction), so the same schema can give two headers."""
