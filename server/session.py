@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import shutil
 import threading
 import time
@@ -104,6 +105,9 @@ from storage.engine import StorageEngine
 from storage.tablet.delete_filter import delete_columns
 
 log = logging.getLogger("dorislite.session")
+
+
+_VALUES = re.compile(r"\bVALUES\b", re.IGNORECASE)  # an INSERT ... VALUES (Session.short)
 
 
 @dataclass
@@ -446,7 +450,10 @@ class Session:
         return self.ctx.plans.quick(self._statement_key(sql), self.database)
 
     def short(self, sql: str) -> bool:
-        """A SELECT with a kept plan whose runs usually take a few milliseconds (ConnectionHandler.short)."""
+        """A statement that usually takes a few milliseconds (ConnectionHandler.short): a SELECT with such a kept
+        plan, or an INSERT ... VALUES joining a group commit (it hands its rows over and waits)."""
+        if sql.lstrip()[:6].upper() == "INSERT":
+            return str(self.vars.get("group_commit")).lower() != "off_mode" and _VALUES.search(sql) is not None
         return self.ctx.plans.short(self._statement_key(sql), self.database)
 
     def _statement_key(self, sql: str) -> StatementKey:

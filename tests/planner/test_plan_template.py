@@ -196,3 +196,17 @@ def test_quick_is_a_light_kept_plan_that_ran_fast(h: Harness) -> None:
     h.create("CREATE TABLE other (k INT) DUPLICATE KEY(k) DISTRIBUTED BY HASH(k) BUCKETS 1 "
              "PROPERTIES ('replication_num' = '1')")
     assert not cache.quick(lookup, "db")  # planned against another schema generation
+
+
+def test_short_is_a_kept_plan_whose_runs_take_a_few_milliseconds(h: Harness) -> None:
+    cache = PlanCache(lambda: h.engine.catalog.schema_generation)
+    total = StatementKey("SELECT sum(v) FROM t", MODE)
+    assert not cache.short(total, "db")  # nothing kept yet
+    for _ in range(3):
+        run(h, cache, total.text)
+    assert cache.short(total, "db")  # an aggregate over 400 rows: not quick, but short
+    assert not cache.short(total, "other_db")
+    cache.observe(total, "db", 0.5)
+    cache.observe(total, "db", 0.5)
+    assert not cache.short(total, "db")  # its runs now take half a second
+
