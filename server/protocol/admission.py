@@ -8,9 +8,10 @@ wait their turn. A statement still running after `grace` seconds gives its slot 
 others: a long query never holds short ones back by more than `grace`, and nothing waits for a statement that
 waits itself (a lock; a group-commit INSERT waiting for its log's fsync or its batch gives way at once).
 
-A short statement (a SELECT whose kept plan usually runs in a few milliseconds) waits in a lane of its own that is
-served first, unless a statement of the other lane has waited `grace` already: under 8 writers of 10-row INSERTs,
-8 dashboard reads spent ~60 ms of their median 74 waiting behind INSERTs for a turn, and ran in 8.
+A short statement (a SELECT whose kept plan usually runs in a few milliseconds, an INSERT ... VALUES joining a group
+commit) waits in a lane of its own that is served first, unless a statement of the other lane has waited `grace`
+already: under 8 writers of 10-row INSERTs, 8 dashboard reads spent ~60 ms of their median 74 waiting behind INSERTs
+for a turn, and ran in 8.
 """
 
 from __future__ import annotations
