@@ -24,7 +24,7 @@ from server.session import Session, SessionContext
 from server.tls import self_signed, server_context
 from server.variables import GlobalVariables
 from sql.types import parse_type
-from storage import waits, workers
+from storage import workers
 from storage.engine import StorageEngine
 
 log = logging.getLogger("dorislite")
@@ -38,7 +38,7 @@ class DorisLite:
         self.engine = StorageEngine(self.root, config.be)
         self.engine.arrow_type = lambda text: parse_type(text).arrow_type()  # segments read through schema changes
         self.engine.convert = convert_column  # a schema change's rows converted to their new types
-        waits.before_wait = give_way  # a statement about to wait for a worker process gives its turn up
+        workers.before_wait = give_way  # a statement about to wait for a worker process gives its turn up
         use_spill_directory(str(self.root / "tmp" / "duckdb"))
         self.engine.catalog.max_buckets_per_partition = config.get_int("max_bucket_num_per_partition", 768)
         self.engine.catalog.max_running_txn_num_per_db = config.get_int("max_running_txn_num_per_db", 1000)

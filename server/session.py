@@ -453,7 +453,7 @@ class Session:
         """A statement that usually takes a few milliseconds (ConnectionHandler.short): a SELECT with such a kept
         plan, or an INSERT ... VALUES joining a group commit (it hands its rows over and waits)."""
         if sql.lstrip()[:6].upper() == "INSERT":
-            return str(self.vars.get("group_commit")).lower() != "off_mode" and _VALUES.search(sql) is not None
+            return self._group_commit_setting() != "off_mode" and _VALUES.search(sql) is not None
         return self.ctx.plans.short(self._statement_key(sql), self.database)
 
     def _statement_key(self, sql: str) -> StatementKey:
@@ -603,7 +603,7 @@ class Session:
         """sync_mode / async_mode when this INSERT joins its table's group commit: VALUES (or a small Stream Load's
         rows) without a label of its own, partitions, OVERWRITE or a held two-phase load; None otherwise."""
         options = self.load_options
-        mode = (options.group_commit or str(self.vars.get("group_commit"))).lower()
+        mode = self._group_commit_setting()
         if mode == "off_mode" or local is not None or s.overwrite or s.temporary or s.partitions:
             return None
         if options.precommit or options.job is not None:
@@ -611,6 +611,10 @@ class Session:
         if options.group_commit is None and (s.values is None or s.label):
             return None  # Doris groups INSERT ... VALUES; a labelled INSERT keeps its own transaction
         return mode
+
+    def _group_commit_setting(self) -> str:
+        """This session's group_commit: a Stream Load's header, else the session variable."""
+        return (self.load_options.group_commit or str(self.vars.get("group_commit"))).lower()
 
     def _insert_group_commit(self, request: LoadRequest, mode: str) -> Result:
         data, filtered = bind_rows(request, every_partition=True)

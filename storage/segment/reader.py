@@ -339,7 +339,7 @@ class SegmentReader:
             narrowed = sk.row_ranges(preds) if sk is not None else None
             if narrowed is not None:
                 narrowed = ranges.intersect(narrowed)
-                narrowed, sought = self._seek_first_key(preds, narrowed)
+                narrowed, sought = self._seek_first_key(preds, narrowed, stats)
                 if stats is not None:
                     stats.rows_key_range_filtered += ranges.count() - narrowed.count()
                 ranges = narrowed
@@ -383,13 +383,13 @@ class SegmentReader:
                 return ranges, ids, sought + [preds[i] for i in answered]
         return ranges, None, sought
 
-    def _seek_first_key(self, preds: Sequence[ColumnPredicate], ranges: RowRanges
+    def _seek_first_key(self, preds: Sequence[ColumnPredicate], ranges: RowRanges, stats: ScanStats | None
                         ) -> tuple[RowRanges, list[ColumnPredicate]]:
         """Within the short key index's one range, the rows of the first key column's comparisons found by
         binary search in the sorted column, as Doris seeks a key range's ends in the segment's rows (its short
         key index only finds the 1024-row blocks holding them): exact rows, so those predicates are not
-        evaluated again. An integer column without NULLs in the range whose decoded column is in the column
-        cache (else the scan's filter answers, as before)."""
+        evaluated again. An integer column without NULLs in the range, decoded whole in the column cache by the rule
+        of the scan's own reads (else the scan's filter answers)."""
         if len(ranges) != 1:
             return ranges, []
         column = self._first_short_key
@@ -397,7 +397,7 @@ class SegmentReader:
         keyed = [p for p in preds if p.column == column and p.op in _SEEK_SIDES and len(p.values) == 1]
         if not keyed or t is None or not pa.types.is_integer(t) or not all(plain_int(p.value, t) for p in keyed):
             return ranges, []
-        cached = COLUMNS.get(self._file, column) if COLUMNS.limit else None
+        cached = self._cached_column(column, stats if stats is not None else ScanStats(), fill=False)
         if not isinstance(cached, pa.Array):
             return ranges, []
         start, end = int(ranges.starts[0]), int(ranges.ends[0])

@@ -113,7 +113,7 @@ def encode_value(value: object, arrow_type: pa.DataType) -> bytes | None:
 
 @functools.lru_cache(maxsize=1024)
 def _encode_value(value: object, kind: type, arrow_type: pa.DataType) -> bytes | None:
-    if isinstance(value, int) and plain_int(value, arrow_type):  # a point query's key, without Arrow
+    if plain_int(value, arrow_type):  # a point query's key, without Arrow
         # the sign bit flipped, big-endian: the order of the bytes is the order of the values
         return bytes((NORMAL_MARKER,)) + (value - INT_RANGES[arrow_type][0]).to_bytes(arrow_type.bit_width // 8,
                                                                                        "big")

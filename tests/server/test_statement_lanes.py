@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from planner.loads.request import LoadOptions
 from planner.plan_cache import PlanCache
 from server.session import Session
 from server.variables import GlobalVariables, SessionVariables
@@ -15,7 +16,7 @@ def session(group_commit: str) -> Session:
     s.vars = SessionVariables(GlobalVariables())
     s.vars.set("group_commit", group_commit)
     s.ctx = SimpleNamespace(plans=PlanCache(lambda: 0))
-    s.database, s._key_memo = "db", None
+    s.database, s._key_memo, s.load_options = "db", None, LoadOptions()
     return s
 
 

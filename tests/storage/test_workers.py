@@ -42,19 +42,19 @@ def test_the_function_runs_in_another_process_or_here() -> None:
 
 
 def test_a_thread_waiting_for_a_worker_says_so_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The server hands the waiting statement's turn to the next one (waits.before_wait = give_way)."""
+    """The server hands the waiting statement's turn to the next one (workers.before_wait = give_way)."""
     from server.protocol.admission import Admission
-    from storage import waits
+    from storage import workers
 
     admission, running = Admission(slots=1, grace=60), []
-    monkeypatch.setattr(waits, "before_wait", lambda: running.append(admission.running))
+    monkeypatch.setattr(workers, "before_wait", lambda: running.append(admission.running))
     with admission.admit():
         assert run_in_worker("test", 1, divmod, 7, 2) == (3, 1)
         assert run_in_worker("test", 0, divmod, 7, 2) == (3, 1)  # in this process: nothing to wait for
     assert running == [1]
     from server.app import give_way  # the server installs the admission's give_way
 
-    monkeypatch.setattr(waits, "before_wait", give_way)
+    monkeypatch.setattr(workers, "before_wait", give_way)
     with admission.admit():
         run_in_worker("test", 1, os.getpid)
         started = time.monotonic()
