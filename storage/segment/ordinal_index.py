@@ -83,6 +83,8 @@ class OrdinalIndex:
 
     def count_pages(self, ranges: RowRanges) -> int:
         """len(pages_for(ranges)) (a read served from the column cache counts the pages it covers)."""
+        if ranges.count() == 1:  # a point lookup's row, in every column it reads
+            return 1
         if len(ranges) > 8:
             return int(np.count_nonzero(ranges.overlaps(self.first_rows, self.page_ends)))
         return len(self._few_pages(ranges))

@@ -335,14 +335,17 @@ class SegmentReader:
             return ranges, None, []
         sought: list[ColumnPredicate] = []  # the predicates the key seek answered exactly
         if any(p.column == self._first_short_key for p in preds):  # else the short key index cannot help
-            sk = self._short_key_index()
-            narrowed = sk.row_ranges(preds) if sk is not None else None
-            if narrowed is not None:
-                narrowed = ranges.intersect(narrowed)
-                narrowed, sought = self._seek_first_key(preds, narrowed, stats)
-                if stats is not None:
-                    stats.rows_key_range_filtered += ranges.count() - narrowed.count()
-                ranges = narrowed
+            # the segment's rows are sorted by its keys: the first one's comparisons are sought in the whole
+            # column at once when it can be; else the short key index finds their blocks and the seek runs there
+            narrowed, sought = self._seek_first_key(preds, ranges, stats)
+            if not sought:
+                sk = self._short_key_index()
+                found = sk.row_ranges(preds) if sk is not None else None
+                if found is not None:
+                    narrowed, sought = self._seek_first_key(preds, ranges.intersect(found), stats)
+            if stats is not None:
+                stats.rows_key_range_filtered += ranges.count() - narrowed.count()
+            ranges = narrowed
         before = ranges.count()
         if sought:
             preds = [p for p in preds if not any(p is a for a in sought)]
@@ -385,11 +388,11 @@ class SegmentReader:
 
     def _seek_first_key(self, preds: Sequence[ColumnPredicate], ranges: RowRanges, stats: ScanStats | None
                         ) -> tuple[RowRanges, list[ColumnPredicate]]:
-        """Within the short key index's one range, the rows of the first key column's comparisons found by
-        binary search in the sorted column, as Doris seeks a key range's ends in the segment's rows (its short
-        key index only finds the 1024-row blocks holding them): exact rows, so those predicates are not
-        evaluated again. An integer column without NULLs in the range, decoded whole in the column cache by the rule
-        of the scan's own reads (else the scan's filter answers)."""
+        """Within one range (the segment, or the short key index's), the rows of the first key column's
+        comparisons found by binary search in the sorted column, as Doris seeks a key range's ends in the
+        segment's rows (its short key index only finds the 1024-row blocks holding them): exact rows, so those
+        predicates are not evaluated again. An integer column without NULLs in the range, decoded whole in the
+        column cache by the rule of the scan's own reads (else the scan's filter answers)."""
         if len(ranges) != 1:
             return ranges, []
         column = self._first_short_key
@@ -401,7 +404,8 @@ class SegmentReader:
         if not isinstance(cached, pa.Array):
             return ranges, []
         start, end = int(ranges.starts[0]), int(ranges.ends[0])
-        part = cached.slice(start, end - start)
+        # (a slice counts its NULLs again; the whole column's count is kept with it)
+        part = cached if end - start == len(cached) else cached.slice(start, end - start)
         if part.null_count:
             return ranges, []
         values = part.to_numpy(zero_copy_only=True)
