@@ -51,6 +51,8 @@ class PacketStream:
     async def _body(self, length: int) -> bytes:
         if not length:
             return b""
+        if len(self.reader._buffer) >= length:  # arrived with its header (nearly always): nothing to time
+            return await self.reader.readexactly(length)
         # a timeout scope, not wait_for: that runs the read as a task of its own, ~20 us of every statement
         async with asyncio.timeout(self.read_timeout):
             return await self.reader.readexactly(length)
