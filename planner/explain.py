@@ -9,6 +9,7 @@ Levels: plain and VERBOSE print the fragment (VERBOSE adds `tuple ids` and the `
 
 from __future__ import annotations
 
+import datetime as dt
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -87,6 +88,16 @@ def _tablet_text(source: OlapTableSource, stats: IndexStats) -> str:
     return f"tablets={len(chosen)}/{len(total)}, tabletList={shown}{more}"
 
 
+def _version_text(source: OlapTableSource) -> str:
+    """dorislite: the table version a FOR VERSION / TIME AS OF read reads, and its partitions' versions."""
+    version = source.as_of
+    assert version is not None
+    names = {p.partition_id: p.name for p in source.table.partitions}
+    parts = ", ".join(f"{names.get(pid, pid)}={v}" for pid, v in sorted((source.versions or {}).items()))
+    when = dt.datetime.fromtimestamp(version.published_at).strftime("%Y-%m-%d %H:%M:%S")
+    return f"TABLE VERSION: {version.version} ({version.kind}, {when}), partition versions: {parts}"
+
+
 def preaggregation_text(source: OlapTableSource) -> str:
     if source.preaggregation_on:
         return "PREAGGREGATION: ON"
@@ -102,6 +113,8 @@ def _olap_scan(scan: LogicalScan, source: OlapTableSource, condition: exp.Expres
         details.append(f"PREAGGREGATION REWRITE: {rewrite}")
     if condition is not None:
         details.append(f"PREDICATES: {_sql(condition)}")
+    if source.as_of is not None:
+        details.append(_version_text(source))
     cardinality = stats.rows(source.index.index_id)
     details += [
         _partition_text(source),

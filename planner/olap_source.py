@@ -17,6 +17,7 @@ from planner.logical import evolve
 from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
+from storage.catalog.table_versions import TableVersion
 from storage.engine import ScanRequest, StorageEngine
 from storage.predicate import ColumnPredicate, Op
 from storage.stats import ScanStats
@@ -81,11 +82,16 @@ class OlapTableSource:
     # select_rollup: the chosen materialized index (None = base) and the tablets read
     index_id: int | None = None
     tablet_ids: tuple[int, ...] | None = None
+    # FOR VERSION AS OF / FOR TIME AS OF (planner/time_travel.py): the table version read (its partition
+    # versions are `versions`), and the indexes holding its rows (rollup selection chooses among them)
+    as_of: TableVersion | None = None
+    readable_indexes: frozenset[int] | None = None
 
     def for_execution(self, profile: list[ScanProfile] | None) -> OlapTableSource:
         """A copy carrying this source's planning decisions for one more execution of a cached plan: its
-        own snapshot (taken at its first scan), counters and profile list."""
-        return evolve(self, versions=None, stats=ScanStats(), profile=profile)
+        own snapshot (taken at its first scan; a time travel's is its version's), counters and profile list."""
+        return evolve(self, versions=None if self.as_of is None else self.versions, stats=ScanStats(),
+                      profile=profile)
 
     def restrict_partitions(self, names: Sequence[str]) -> OlapTableSource:
         ids = []

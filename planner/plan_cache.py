@@ -205,7 +205,7 @@ class PlanCache:
         self.misses += 1
         if generation is None or generation != self._generation() or rec.volatile or ran_subquery \
                 or not all(isinstance(t, OlapTableSource) for t in rec.tables) or _nondeterministic(expression) \
-                or any(_empty(t) for t in rec.tables):
+                or any(_empty(t) for t in rec.tables) or _time_travel(expression):
             return bound
         entry = _Entry(bound, generation, tuple((s, n, v) for (s, n), v in rec.reads.items()), tuple(rec.accessed),
                        light=_light(bound.plan), tables=tuple(t for t in rec.tables if isinstance(t, OlapTableSource)))
@@ -221,6 +221,11 @@ class PlanCache:
             while len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
         return bound
+
+
+def _time_travel(expression: exp.Expression) -> bool:
+    """A FOR ... AS OF read: which versions it may read is decided again on each run (the retention moves)."""
+    return any(t.args.get("version") is not None for t in expression.find_all(exp.Table))
 
 
 def execution_sources(profile: list | None, made: list[TableSource] | None = None

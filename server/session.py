@@ -99,6 +99,7 @@ from sql.limits import ExprLimits
 from sql.parse import parse
 from storage.catalog.model import PARTITION_INIT_VERSION, OlapTable, Partition
 from storage.catalog.store import TXN_ABORTED, new_label
+from storage.catalog.table_versions import RETENTION_PROPERTY, retention_seconds
 from storage.catalog.views import View
 from storage.compaction.manager import CompactionManager
 from storage.engine import StorageEngine
@@ -955,6 +956,13 @@ class Session:
         table = self.table(s.db, s.table)
         self._check_normal_state(table)
         names = bind_drop_partition(table, s)
+        retention = table.props.get(RETENTION_PROPERTY, "0")
+        if names and not s.force and not s.temporary and retention_seconds(table.props) > 0:
+            kept = [n for n in names if (p := table.partition(n)) is not None and p.visible_version > PARTITION_INIT_VERSION]
+            if kept:  # its rows are part of the versions time travel keeps: dropping them is asked for by name
+                raise doris_error(f"Partition {kept[0]} of table {table.name} holds rows of the versions its "
+                                  f"time_travel_retention ({retention}) keeps; DROP PARTITION {kept[0]} FORCE drops "
+                                  "them, and those versions can no longer be read")
         if names:
             with self.ctx.ddl_lock:
                 self.ctx.engine.catalog.drop_partitions(table.table_id, names, temporary=s.temporary)
@@ -1019,9 +1027,11 @@ class Session:
                 raise doris_error("Can not set dynamic_partition properties with other properties at once")
             self.ctx.dynamic_partitions.alter_properties(table, self._db(s.db), dynamic)
             return OkResult()
-        if all(k.lower() in ALTERABLE_PROPERTIES for k, _ in s.properties):  # compaction, group commit settings
+        if all(k.lower() in ALTERABLE_PROPERTIES for k, _ in s.properties):  # compaction, group commit, retention
             self.ctx.engine.catalog.set_table_properties(table.table_id,
                                                          bind_alter_properties(table.properties, s.properties))
+            if any(k.lower() == RETENTION_PROPERTY for k, _ in s.properties):
+                self.ctx.engine.readers.reschedule()  # the retained rowsets' deletion times follow the new window
             return OkResult()
         props = bind_set_bloom_properties(table, s.properties)
         before, after = table.props, dict(props)
@@ -1276,6 +1286,13 @@ class Session:
         table = self.table(s.db, s.table)
         return ResultSet(show_partitions(table, s.where, s.order_by, s.limit, s.offset, s.temporary))
 
+    def _show_table_versions(self, s: st.ShowTableVersions) -> Result:
+        table = self.table(s.db, s.table)
+        tz = self.query_context().tzinfo()
+        versions = self.ctx.engine.catalog.table_versions(table.table_id)
+        return ResultSet(self._shown(show.show_table_versions(table, versions, tz), s.where, s.order_by, s.limit,
+                                     s.offset))
+
     def _show_tablets(self, s: st.ShowTablets) -> Result:
         table = self.table(s.db, s.table)
         return ResultSet(show_tablets(self.ctx.engine, table, s.partitions, s.where, s.order_by, s.limit, s.offset,
@@ -1394,6 +1411,7 @@ class Session:
         st.ShowSimple: _show_simple,
         st.ShowPartitions: _show_partitions,
         st.ShowTablets: _show_tablets,
+        st.ShowTableVersions: _show_table_versions,
         st.ShowDynamicPartitionTables: _show_dynamic_partition_tables,
         st.ShowConfig: _show_config,
         st.AdminSetConfig: _admin_set_config,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 import pyarrow as pa
 
@@ -16,6 +16,7 @@ from server.information_schema import CHARSETS, COLLATIONS, ENGINES
 from server.show_create import describe_rows, show_create_table
 from sql.types import parse_type
 from storage.catalog.model import KEYS_AGG, OlapTable
+from storage.catalog.table_versions import TableVersion
 
 
 def string_table(names: Sequence[str], rows: Sequence[Sequence[object]]) -> pa.Table:
@@ -114,3 +115,21 @@ def aggregation_extra(table: OlapTable, column_name: str) -> str:
     if c is None or c.is_key:
         return ""
     return c.aggregation or ("NONE" if table.keys_type != KEYS_AGG else "")
+
+
+def show_table_versions(table: OlapTable, versions: Sequence[TableVersion], tz: tzinfo | None) -> pa.Table:
+    """SHOW TABLE VERSIONS (dorislite's): one row per table version, oldest first; Time in the session's zone."""
+    names = {p.partition_id: p.name for p in table.partitions}
+    return pa.table({
+        "Version": pa.array([v.version for v in versions], pa.int64()),
+        "Kind": pa.array([v.kind for v in versions], pa.string()),
+        "Label": pa.array([v.label or None for v in versions], pa.string()),
+        "TxnId": pa.array([v.txn_id for v in versions], pa.int64()),
+        "Rows": pa.array([v.rows for v in versions], pa.int64()),
+        "PartitionVersions": pa.array([", ".join(f"{names.get(pid, f'(dropped {pid})')}={n}"
+                                                 for pid, n in sorted(v.partitions.items())) for v in versions],
+                                      pa.string()),
+        # to the microsecond: FOR TIME AS OF that text reads that version (several publish within a second)
+        "Time": pa.array([datetime.fromtimestamp(v.published_at, tz).strftime("%Y-%m-%d %H:%M:%S.%f")
+                          for v in versions], pa.string()),
+    })

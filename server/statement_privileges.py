@@ -118,6 +118,7 @@ CHECKS: dict[type, Check] = {
     st.ShowColumns: _visible_table(),
     st.ShowIndex: _visible_table(),
     st.ShowPartitions: _visible_table(),
+    st.ShowTableVersions: _visible_table(),
     st.ShowCreateDatabase: _visible_database("name"),
     st.ShowLoad: _visible_database(),
     st.ShowAlterTableRollup: _visible_database(),

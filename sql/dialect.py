@@ -54,6 +54,9 @@ def _array_agg(args: list[exp.Expr]) -> exp.ArrayAgg:
 
 
 class DorisLiteParser(DorisParser):
+    # time travel (planner/time_travel.py): FOR TIME AS OF '...' beside sqlglot's FOR VERSION AS OF n
+    VERSION_PHRASES = {**DorisParser.VERSION_PHRASES, ("FOR", "TIME"): "TIMESTAMP"}
+
     # functions sqlglot rewrites into MySQL spellings that do not run (to_days -> datediff from '0000-01-01',
     # a date no DATE holds): kept as calls, planner/functions evaluates them
     FUNCTIONS = {
@@ -103,6 +106,7 @@ class DorisLiteParser(DorisParser):
         "PARTITIONS": lambda self: self._parse_show_partitions(temporary=False),
         "TEMPORARY PARTITIONS": lambda self: self._parse_show_partitions(temporary=True),
         "TABLETS": lambda self: self._parse_show_tablets(),
+        "TABLE VERSIONS": lambda self: self._parse_show_table_versions(),
         "LOAD": lambda self: self._parse_show_load(),
         "EXPORT": lambda self: self._parse_show_load(dx.ShowExport),
         "QUERY PROFILE": lambda self: self._parse_show_query_profile(),
@@ -502,6 +506,16 @@ class DorisLiteParser(DorisParser):
             offset = self._parse_number()
         return self.expression(dx.ShowTablets(this=table, expressions=names, where=where, order=order, limit=limit,
                                               offset=offset))
+
+    def _parse_show_table_versions(self) -> dx.ShowTableVersions:
+        self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
+        table = self._parse_table_parts()
+        where = self._parse_where()
+        order = self._parse_order()
+        offset, limit = self._parse_oldstyle_limit()
+        if self._match_text_seq("OFFSET"):
+            offset = self._parse_number()
+        return self.expression(dx.ShowTableVersions(this=table, where=where, order=order, limit=limit, offset=offset))
 
     def _parse_show_query_profile(self) -> dx.ShowQueryProfile:
         path = self._parse_string()

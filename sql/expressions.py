@@ -68,6 +68,12 @@ class ShowTablets(exp.Expression):
     arg_types = {"this": True, "expressions": False, "where": False, "order": False, "limit": False, "offset": False}
 
 
+class ShowTableVersions(exp.Expression):
+    """`SHOW TABLE VERSIONS FROM [db.]t [WHERE ..] [ORDER BY ..] [LIMIT ..]` (dorislite's: time travel)."""
+
+    arg_types = {"this": True, "where": False, "order": False, "limit": False, "offset": False}
+
+
 class AdminSetConfig(exp.Expression):
     """`ADMIN SET FRONTEND CONFIG ("k" = "v")`: expressions are Property(k, v)."""
 

@@ -754,6 +754,13 @@ def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
     )
 
 
+def _show_table_versions(node: dx.ShowTableVersions) -> st.Statement:
+    db, name = _table_name(node.this)
+    order = node.args.get("order")
+    return st.ShowTableVersions(db, name, _where(node.args.get("where")), tuple(order.expressions) if order else (),
+                                _int(node.args.get("limit")), _int(node.args.get("offset")))
+
+
 def _show_tablets(node: dx.ShowTablets) -> st.Statement:
     db, name = _table_name(node.this)
     order = node.args.get("order")
@@ -1141,6 +1148,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
     exp.Show: _show,
     dx.ShowPartitions: _show_partitions,
     dx.ShowTablets: _show_tablets,
+    dx.ShowTableVersions: _show_table_versions,
     dx.ShowLoad: _show_load,
     dx.ShowData: _show_data,
     dx.ShowExport: _show_load,

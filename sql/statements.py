@@ -307,6 +307,16 @@ class ShowTablets(Statement):
 
 
 @dataclass(frozen=True)
+class ShowTableVersions(Statement):
+    db: str | None
+    table: str
+    where: exp.Expression | None = None
+    order_by: tuple[exp.Ordered, ...] = ()
+    limit: int | None = None
+    offset: int | None = None
+
+
+@dataclass(frozen=True)
 class ShowDynamicPartitionTables(Statement):
     db: str | None
     where: exp.Expression | None = None  # Doris's grammar has no WHERE: taken rather than ignored

@@ -16,7 +16,7 @@ from planner.bind.bind_window import WindowBinder, contains_window
 from planner.bind.naming import output_name
 from planner.bind.scope import Scope, ScopeColumn, unknown_column
 from planner.bind.views import ViewDefinition, check_view_columns, parse_view
-from planner.context import QueryContext
+from planner.context import QueryContext, TableSource
 from planner.functions.match import analyzer_key
 from planner.logical import (
     LogicalAggregate,
@@ -34,6 +34,9 @@ from planner.logical import (
     SortKey,
     referenced_ids,
 )
+from planner.olap_source import OlapTableSource
+from planner.rules.scan_predicates import literal_value
+from planner.time_travel import MODES, travel
 from sql.errors import analysis_error
 
 
@@ -465,9 +468,11 @@ class SelectBinder:
             alias = node.alias or name
             if db is None and name.lower() == "dual" and not node.this.quoted:
                 return self._dual(), Scope()
-            if node.args.get("version") is not None:  # never silently read today's rows instead
-                raise analysis_error("Time travel (FOR VERSION AS OF / FOR TIME AS OF) is not supported", 1235,
-                                     "42000")
+            version = node.args.get("version")
+            if version is not None and (db is None and name in self.ctes or self.ctx.resolve_view is not None
+                                        and self.ctx.resolve_view(db, name) is not None):
+                raise analysis_error(f"FOR VERSION AS OF / FOR TIME AS OF reads tables; {name} is not one", 1105,
+                                     "HY000")
             if db is None and name in self.ctes:
                 return self._derived(self.ctes[name], alias)
             view = self.ctx.resolve_view(db, name) if self.ctx.resolve_view is not None else None
@@ -483,6 +488,8 @@ class SelectBinder:
                 if restrict is None:
                     raise analysis_error(f"PARTITION clause is not allowed on {name}")
                 source = restrict([p.name for p in partition.expressions])
+            if version is not None:
+                source = self._time_travel(source, version)
             columns = []
             scope_cols = []
             analyzers = _analyzers(source)
@@ -496,6 +503,23 @@ class SelectBinder:
                 raise analysis_error("Every derived table must have its own alias", 1248, "42000")
             return self._derived(node.this, node.alias)
         raise analysis_error(f"Unsupported FROM item: {node.sql('mysql')[:80]}", 1235, "42000")
+
+    def _time_travel(self, source: TableSource, version: exp.Version) -> TableSource:
+        """The source reading the table version `FOR VERSION AS OF n` / `FOR TIME AS OF t` names."""
+        if not isinstance(source, OlapTableSource):
+            raise analysis_error(f"FOR VERSION AS OF / FOR TIME AS OF reads tables; {source.name} is not one", 1105,
+                                 "HY000")
+        mode = str(version.this).upper()
+        if mode not in MODES or version.args.get("kind") != "AS OF" or version.expression is None:
+            raise analysis_error("Only FOR VERSION AS OF <n> and FOR TIME AS OF <datetime> read a table's past",
+                                 1105, "HY000")
+        bound = self.expr_binder(Scope(), "FOR ... AS OF", allow_aggregates=False).bind(version.expression)
+        target = pa.int64() if mode == "VERSION" else pa.timestamp("us")
+        ok, value = literal_value(bound, target, self.ctx)
+        if not ok:
+            raise analysis_error(f"FOR {'VERSION' if mode == 'VERSION' else 'TIME'} AS OF needs a constant "
+                                 f"{'table version number' if mode == 'VERSION' else 'DATETIME'}", 1105, "HY000")
+        return travel(source, mode, value, self.ctx.tzinfo())
 
     def _derived(self, query: exp.Expression, alias: str, names: tuple[str, ...] = ()) -> tuple[LogicalPlan, Scope]:
         bq = self._child().bind_query(query)

@@ -12,6 +12,7 @@ from planner.bind.values import normalize
 from sql.errors import analysis_error
 from sql.types import DorisType, parse_type
 from storage.catalog.model import KEYS_AGG, KEYS_UNIQUE, Column
+from storage.catalog.table_versions import MAX_RETENTION_SECONDS, RETENTION_PROPERTY, parse_retention
 from storage.segment.page import CODECS
 
 BLOOM_FILTER_FPP_MIN, BLOOM_FILTER_FPP_MAX = 0.0001, 0.05
@@ -52,6 +53,7 @@ _TAIL = (
     ("file_cache_ttl_seconds", None),
     ("group_commit_interval_ms", "10000"),
     ("group_commit_data_bytes", "134217728"),
+    (RETENTION_PROPERTY, None),  # dorislite's: time travel (planner/time_travel.py)
 )
 _KNOWN = {k for k, _ in _HEAD + _TAIL} | {"replication_num", "in_memory"}  # in_memory: false accepted, not kept
 
@@ -95,6 +97,17 @@ def _compression(value: str) -> str:
     return value.strip().upper()
 
 
+def _retention(value: str) -> str:
+    """time_travel_retention: a duration up to a year ("7d", "12h", "30m", "3600s", "3600"; "0" or "off": none)."""
+    seconds = parse_retention(value)
+    if seconds is None:
+        raise analysis_error(f"Invalid {RETENTION_PROPERTY}: {value}; use a duration such as 7d, 12h, 30m or 3600s "
+                             "(0 turns time travel off)")
+    if seconds > MAX_RETENTION_SECONDS:
+        raise analysis_error(f"{RETENTION_PROPERTY} {value} is longer than the most it keeps: 366d")
+    return "0" if seconds == 0 else value.strip().lower()
+
+
 def _compaction_policy(value: str) -> str:
     if value not in ("time_series", "size_based"):
         raise analysis_error("compaction_policy must be time_series or size_based")
@@ -127,12 +140,14 @@ _VALIDATORS: dict[str, Callable[[str], str]] = {
         "time_series_compaction_time_threshold_seconds", 60),
     "group_commit_interval_ms": _int_validator("group_commit_interval_ms", 0),
     "group_commit_data_bytes": _int_validator("group_commit_data_bytes", 0),
+    RETENTION_PROPERTY: _retention,
 }
 
 
 # plain properties ALTER TABLE t SET ("k" = "v") changes (the bloom filter and dynamic partition ones have their
 # own binders)
-ALTERABLE_PROPERTIES = frozenset({"disable_auto_compaction", "group_commit_interval_ms", "group_commit_data_bytes"})
+ALTERABLE_PROPERTIES = frozenset({"disable_auto_compaction", "group_commit_interval_ms", "group_commit_data_bytes",
+                                  RETENTION_PROPERTY})
 
 
 def bind_alter_properties(current: tuple[tuple[str, str], ...],

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 
+from sqlglot import exp
+
 from planner.loads.in_process import run_in_process
 from planner.loads.request import InsertOutcome, LoadHandle, LoadRequest
 from planner.loads.spark_sources import reads_data
@@ -39,6 +41,8 @@ def runs_on_spark(req: LoadRequest, current_db: str | None, sources: Sequence[Ol
         return False
     if any(c.generated is not None for c in req.table.columns):
         return False  # generated columns are computed in-process from the bound rows
+    if any(t.args.get("version") is not None for t in req.query.find_all(exp.Table)):
+        return False  # FOR VERSION / TIME AS OF: the in-process planner reads a table's past versions
     path = req.options.path
     return path == "spark" or (path == "auto" and not _small(req, sources, file_bytes, threshold_bytes))
 

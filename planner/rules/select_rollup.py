@@ -94,6 +94,8 @@ class IndexStats:
         table = self.source.table
         all_tablets = [t for ts in self.tablets.values() for t in ts]
         versions = {p.partition_id: p.visible_version for p in table.partitions}
+        if self.source.as_of is not None:  # a time travel counts the rows of the version it reads
+            versions.update(self.source.versions or {})
         rowsets = self.source.engine.catalog.rowsets_for_tablets(all_tablets, versions) if all_tablets else {}
         rows = {i.index_id: 0 for i in table.indexes}
         for t in all_tablets:
@@ -139,6 +141,8 @@ def candidates(source: OlapTableSource, aggregated: bool, needed: set[str]) -> l
     for index in table.visible_indexes():
         if not needed <= {c.name.lower() for c in index.columns}:
             continue
+        if source.readable_indexes is not None and index.index_id not in source.readable_indexes:
+            continue  # built after the table version a time travel reads
         if table.keys_type != KEYS_DUP and not aggregated and sum(c.is_key for c in index.columns) != base_keys:
             continue
         out.append(index)

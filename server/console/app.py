@@ -24,6 +24,7 @@ from server.results import OkResult, ResultSet
 from server.show_create import show_create_table
 from server.show_partitions import show_partitions
 from storage.catalog.model import OlapTable
+from storage.catalog.table_versions import retention_seconds
 from storage.partition_policy.auto_bucket import ema, estimate_next_partition_size, usable_history
 from storage.partition_policy.buckets import BucketPolicy
 from storage.partition_policy.dynamic_plan import plan_dynamic_partitions
@@ -233,7 +234,10 @@ class ConsoleApi:
         sections = [f"<h1>Table {h(db)}.{h(name)}</h1>", cards([
             ("model", t.keys_type), ("partitions", len(t.partitions)), ("tablets", len(tablets)),
             ("rowsets", sum(v[0] for v in summary.values())), ("data size", size(sum(v[2] for v in summary.values()))),
-            ("rows", sum(p.row_count for p in t.partitions))])]
+            ("rows", sum(p.row_count for p in t.partitions)),
+            # data kept for older versions (compaction inputs within time_travel_retention, scans still reading)
+            ("retained for time travel" if retention_seconds(t.props) > 0 else "retained",
+             size(sum(catalog.retained_bytes(t.table_id).values())))])]
         sections.append(self._rowset_chart(t, summary))
         sections.append(self._compaction_section(t))
         sections.append(self._dynamic_section(t))

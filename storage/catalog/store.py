@@ -54,6 +54,7 @@ from storage.catalog.partition_items import (
 )
 from storage.catalog.rollup_jobs import ROLLUP_SCHEMA, RollupCatalog
 from storage.catalog.schema_change_jobs import SCHEMA_CHANGE_SCHEMA, SchemaChangeCatalog
+from storage.catalog.table_versions import TABLE_VERSIONS_SCHEMA, TableVersionCatalog, retention_seconds
 from storage.catalog.views import VIEW_SCHEMA, ViewCatalog, name_taken
 from storage.errors import StorageError, doris_error
 from storage.tablet.delete_filter import rename_delete_columns
@@ -101,7 +102,7 @@ CREATE TABLE IF NOT EXISTS transactions (
 CREATE INDEX IF NOT EXISTS transactions_by_label ON transactions (db_id, label);
 CREATE INDEX IF NOT EXISTS transactions_by_status ON transactions (db_id, status);
 """ + ROLLUP_SCHEMA + ";" + SCHEMA_CHANGE_SCHEMA + ";" + COMPACTION_SCHEMA + ";" + DELETE_SCHEMA + ";" + VIEW_SCHEMA \
-    + ";" + AUTH_SCHEMA
+    + ";" + AUTH_SCHEMA + ";" + TABLE_VERSIONS_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -268,7 +269,8 @@ class _Touched:
     removed: set[str] = field(default_factory=set)  # rowset ids it deletes from `rowsets`
 
 
-class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog):
+class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatalog, ViewCatalog, AuthCatalog,
+              TableVersionCatalog):
     """Databases, tables, partitions, indexes, tablets, rowsets, transactions and ALTER jobs, persisted in
     SQLite."""
 
@@ -540,6 +542,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 index_ids.append(meta.index_id)
             for pos, item in enumerate(spec.partition_items):
                 self._insert_partition(c, table_id, pos, item, spec.distribution, index_ids)
+            if retention_seconds(dict(spec.properties)) > 0:  # time travel from its empty start on
+                self._record_table_version(c, table_id, now, None, "", "RETENTION", 0)
             return self._load_table(c, table_id)
 
     @staticmethod
@@ -952,10 +956,14 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
         """Replace the table's PROPERTIES list (validated and ordered by the caller, as SHOW CREATE TABLE
         prints it)."""
         with self._write() as c:
-            if c.execute("SELECT 1 FROM tables WHERE table_id = ?", (table_id,)).fetchone() is None:
+            before = c.execute("SELECT properties FROM tables WHERE table_id = ?", (table_id,)).fetchone()
+            if before is None:
                 raise doris_error(f"Unknown table id {table_id}", 1051, "42S02")
+            now = time.time()
             c.execute("UPDATE tables SET properties = ?, update_time = ? WHERE table_id = ?",
-                      (_dumps([list(p) for p in properties]), time.time(), table_id))
+                      (_dumps([list(p) for p in properties]), now, table_id))
+            if retention_seconds(dict(properties)) > 0 and not retention_seconds(dict(json.loads(before[0]))):
+                self._record_table_version(c, table_id, now, None, "", "RETENTION", 0)  # time travel from now on
             result = self._load_table(c, table_id)
         assert result is not None
         return result
@@ -1263,6 +1271,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (now, table_id))
             c.execute("UPDATE transactions SET status = ?, finished_at = ? WHERE txn_id = ?",
                       (TXN_VISIBLE, now, txn_id))
+            self._record_table_version(c, table_id, now, txn_id, txn["label"], self._publish_kind(rowsets, bool(overwrite)),
+                                       sum(row_count.values()))
             self._touch(tables=[table_id])
             if also is not None:
                 also(c)

@@ -10,7 +10,9 @@ then files) only when
   stale catalog rows under the same lock, so a scan either sees a rowset and holds it, or never sees it;
 * and they have been stale for `tablet_rowset_stale_sweep_time_sec` (Doris 2.x's name, default 300): a
   reader in another process (Spark tasks reading a snapshot through the data source) is not in this
-  registry, so it is covered by time, as Doris covers queries by the stale version path's lifetime.
+  registry, so it is covered by time, as Doris covers queries by the stale version path's lifetime;
+* and for their table's `time_travel_retention` (storage/catalog/table_versions.py): time travel reads
+  older versions through them.
 
 `collect()` runs after every release and on the compaction producer's rounds.
 """
@@ -50,7 +52,8 @@ class ReadHold:
 @dataclass
 class _Retired:
     rowsets: list[Rowset]
-    not_before: float  # time.monotonic() after which the sweep delay has passed
+    stale_at: float  # time.monotonic() when they became stale
+    not_before: float  # time.monotonic() after which the sweep delay (or the retention) has passed
 
 
 class RowsetReaders:
@@ -60,13 +63,16 @@ class RowsetReaders:
     called after it, outside the lock, to delete their files."""
 
     def __init__(self, remove: Callable[[list[Rowset]], None], unlink: Callable[[list[Rowset]], None],
-                 sweep_seconds: Callable[[], float] = lambda: DEFAULT_STALE_SWEEP_SECONDS) -> None:
+                 sweep_seconds: Callable[[], float] = lambda: DEFAULT_STALE_SWEEP_SECONDS,
+                 retention: Callable[[Sequence[Rowset]], float] = lambda rowsets: 0.0) -> None:
         self._lock = threading.RLock()
         self._holds: list[ReadHold] = []
         self._retired: list[_Retired] = []
+        self._next_due = float("inf")  # the earliest not_before queued: before it, collect has nothing to do
         self._remove = remove
         self._unlink = unlink
         self._sweep_seconds = sweep_seconds
+        self._retention = retention  # seconds the rowsets' table keeps them for time travel
         self.removed_rowsets = 0  # counters (tests, the benchmark)
 
     @contextmanager
@@ -94,7 +100,20 @@ class RowsetReaders:
             return
         start = time.monotonic() if now is None else now
         with self._lock:
-            self._retired.append(_Retired(rowsets, start + max(0.0, self._sweep_seconds())))
+            entry = _Retired(rowsets, start, start + self._delay(rowsets))
+            self._retired.append(entry)
+            self._next_due = min(self._next_due, entry.not_before)
+        self.collect()
+
+    def _delay(self, rowsets: Sequence[Rowset]) -> float:
+        return max(0.0, self._sweep_seconds(), self._retention(rowsets))
+
+    def reschedule(self) -> None:
+        """Compute every queued rowset's deletion time again (a table's retention changed)."""
+        with self._lock:
+            for entry in self._retired:
+                entry.not_before = entry.stale_at + self._delay(entry.rowsets)
+            self._next_due = min((e.not_before for e in self._retired), default=float("inf"))
         self.collect()
 
     def pending(self) -> int:
@@ -105,6 +124,8 @@ class RowsetReaders:
     def collect(self, now: float | None = None) -> int:
         """Delete every retired rowset no scan holds and whose sweep delay has passed; returns how many."""
         now = time.monotonic() if now is None else now
+        if now < self._next_due:  # (read without the lock: a retire after it collects itself)
+            return 0
         with self._lock:
             held = {rid for h in self._holds for rid in h.rowset_ids}
             free: list[Rowset] = []
@@ -122,6 +143,7 @@ class RowsetReaders:
                 log.exception("removing %d stale rowsets failed", len(free))
                 return 0
             self._retired = waiting
+            self._next_due = min((e.not_before for e in waiting), default=float("inf"))
         self._unlink(free)
         self.removed_rowsets += len(free)
         return len(free)

@@ -62,12 +62,12 @@ def test_show_data(server, cur, db) -> None:
     cur.execute("ALTER TABLE a ADD ROLLUP r (v, k)")
     cur.execute("INSERT INTO a VALUES (1, 2), (3, 4), (5, 6)")
     data = rows(cur, "SHOW DATA")
-    assert columns(cur) == ["TableName", "Size", "ReplicaCount", "RemoteSize"]
+    assert columns(cur) == ["TableName", "Size", "ReplicaCount", "RemoteSize", "RetainedSize"]
     assert [r[0] for r in data] == ["a", "b", "Total", "Quota", "Left"]
     assert data[1][1:3] == ("0.000 ", "2") and data[2][2] == str(int(data[0][2]) + 2)
     assert data[3][1] == "1024.000 TB"
     (base, *_rest) = rows(cur, f"SHOW DATA FROM {db}.a")
-    assert columns(cur) == ["TableName", "IndexName", "Size", "ReplicaCount", "RowCount", "RemoteSize"]
+    assert columns(cur) == ["TableName", "IndexName", "Size", "ReplicaCount", "RowCount", "RemoteSize", "RetainedSize"]
     assert (base[0], base[1], base[3], base[4]) == ("a", "a", "2", "3")
     assert rows(cur, "SHOW DATA FROM a")[-1][1] == "Total"
     assert [r[1] for r in rows(cur, "SHOW DATA FROM a")] == ["a", "r", "Total"]
