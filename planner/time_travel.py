@@ -16,7 +16,7 @@ import time
 from planner.logical import evolve
 from planner.olap_source import OlapTableSource
 from sql.errors import analysis_error
-from storage.catalog.model import JOB_FINISHED, PARTITION_INIT_VERSION, OlapTable
+from storage.catalog.model import JOB_FINISHED, PARTITION_INIT_VERSION
 from storage.catalog.table_versions import RETENTION_PROPERTY, TableVersion, retention_seconds
 
 MODES = ("VERSION", "TIMESTAMP")  # FOR VERSION AS OF n, FOR TIME AS OF t (sqlglot's Version.this)
@@ -40,15 +40,14 @@ def travel(source: OlapTableSource, mode: str, value: object, tz: dt.tzinfo | No
     now = time.time() if now is None else now
     catalog = source.engine.catalog
     table = source.table
-    versions = catalog.table_versions(table.table_id)
-    latest = versions[-1] if versions else None
+    latest = catalog.latest_table_version(table.table_id)
     if mode == "VERSION":
         if not isinstance(value, int) or isinstance(value, bool):
             raise _error("FOR VERSION AS OF needs a table version number (SHOW TABLE VERSIONS lists them)")
-        if latest is None or value > latest.version or value < 1:
-            newest = "it has none yet" if latest is None else f"its newest is {latest.version}"
+        if latest is None or value > latest or value < 1:
+            newest = "it has none yet" if latest is None else f"its newest is {latest}"
             raise _error(f"Table {table.name} has no version {value}: {newest}")
-        found = next((v for v in versions if v.version == value), None)
+        found = catalog.table_version(table.table_id, value)
         asked = f"Version {value} of table {table.name}"
         moment = None
     else:
@@ -58,26 +57,27 @@ def travel(source: OlapTableSource, mode: str, value: object, tz: dt.tzinfo | No
         if moment > now:
             raise _error(f"FOR TIME AS OF {_text(moment, tz)}: that time is still to come")
         # (a version's time as SHOW TABLE VERSIONS prints it, to the microsecond, names that version)
-        found = next((v for v in reversed(versions) if v.published_at <= moment + 5e-7), None)
+        found = catalog.table_version_at(table.table_id, moment + 5e-7)
         asked = f"Table {table.name} at {_text(moment, tz)}"
-    if found is None or (latest is not None and found.version != latest.version):
-        _check_retained(table, found, versions, moment, asked, now, tz)
+    if found is None or found.version != latest:
+        _check_retained(source, found, moment, asked, now, tz)
     if found is None:  # (_check_retained refused it)
         raise _error(f"{asked} cannot be read")
     return _at_version(source, found)
 
 
-def _check_retained(table: OlapTable, found: TableVersion | None, versions: list[TableVersion],
-                    moment: float | None, asked: str, now: float, tz: dt.tzinfo) -> None:
+def _check_retained(source: OlapTableSource, found: TableVersion | None, moment: float | None, asked: str,
+                    now: float, tz: dt.tzinfo) -> None:
+    table, catalog = source.table, source.engine.catalog
     retention = retention_seconds(table.props)
     if retention <= 0:
         raise _error(f"Time travel is off for table {table.name}: only its current version can be read; set its "
                      f"property \"{RETENTION_PROPERTY}\" to keep older ones (ALTER TABLE {table.name} SET "
                      f"(\"{RETENTION_PROPERTY}\" = \"1d\"))")
-    started = max((v.published_at for v in versions if v.kind == "RETENTION"), default=None)
+    started = catalog.retention_started(table.table_id)
     oldest = max(now - retention, started if started is not None else now - retention)
     if found is not None:
-        later = next((v for v in versions if v.version > found.version), None)
+        later = catalog.next_table_version(table.table_id, found.version)
         until = now if later is None else later.published_at
         if (moment if moment is not None else until) >= oldest:
             return

@@ -28,7 +28,9 @@ TABLE_VERSIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS table_versions (
     table_id INTEGER NOT NULL, version INTEGER NOT NULL, published_at REAL NOT NULL, txn_id INTEGER,
     label TEXT NOT NULL, kind TEXT NOT NULL, rows INTEGER NOT NULL, partitions TEXT NOT NULL,
-    PRIMARY KEY (table_id, version))
+    PRIMARY KEY (table_id, version));
+CREATE INDEX IF NOT EXISTS table_versions_by_time ON table_versions (table_id, published_at);
+CREATE INDEX IF NOT EXISTS table_versions_by_kind ON table_versions (table_id, kind, published_at)
 """
 
 RETENTION_PROPERTY = "time_travel_retention"
@@ -116,6 +118,10 @@ class TableVersionCatalog:
             return [_version_from(r) for r in c.execute(
                 "SELECT * FROM table_versions WHERE table_id = ? ORDER BY version", (table_id,))]
 
+    def latest_table_version(self, table_id: int) -> int | None:
+        with self._read() as c:
+            return c.execute("SELECT max(version) FROM table_versions WHERE table_id = ?", (table_id,)).fetchone()[0]
+
     def table_version(self, table_id: int, version: int) -> TableVersion | None:
         with self._read() as c:
             row = c.execute("SELECT * FROM table_versions WHERE table_id = ? AND version = ?",
@@ -126,7 +132,7 @@ class TableVersionCatalog:
         """The version visible at `when` (epoch seconds): the last one published then or before."""
         with self._read() as c:
             row = c.execute("SELECT * FROM table_versions WHERE table_id = ? AND published_at <= ? "
-                            "ORDER BY version DESC LIMIT 1", (table_id, when)).fetchone()
+                            "ORDER BY published_at DESC, version DESC LIMIT 1", (table_id, when)).fetchone()
         return None if row is None else _version_from(row)
 
     def next_table_version(self, table_id: int, version: int) -> TableVersion | None:
