@@ -518,14 +518,13 @@ class SegmentReader:
     def read(self, columns: Sequence[str], row_ranges: RowRanges | None = None,
              stats: ScanStats | None = None) -> pa.Table:
         """The listed columns for the rows in `row_ranges` (all rows when None), in row order."""
-        fields = [self.schema.field(self._meta(c).name) for c in columns]
-        schema = pa.schema(fields, metadata=self.schema.metadata)
+        schema, empty = self._output(columns)
         ranges = RowRanges.full(self.num_rows) if row_ranges is None else row_ranges.clip(self.num_rows)
         total = ranges.count()
         if stats is not None:
             stats.raw_rows_read += total
-        if total == 0:
-            return schema.empty_table()
+        if total == 0:  # (a merge's segments of small loads mostly hold none of a point query's rows)
+            return empty
         if not columns:  # a row count without columns (COUNT(*))
             return rows_only(total)
         col_stats = [ScanStats() for _ in columns]
