@@ -8,12 +8,14 @@ PREAGGREGATION verdict with Doris's reason, and the tablets that follow from the
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
 from planner.logical import evolve
+from planner.scan_log import NO_SHAPE, SCAN_LOG, STATEMENT, ScanRecord, ScanShape
 from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
@@ -86,6 +88,9 @@ class OlapTableSource:
     # versions are `versions`), and the indexes holding its rows (rollup selection chooses among them)
     as_of: TableVersion | None = None
     readable_indexes: frozenset[int] | None = None
+    # what the query above asks of the scan (select_rollup), for the rollup advisor's scan log
+    shape: ScanShape | None = None
+    logged: bool = True  # its scans go to the scan log (not the rollup advisor's own replays)
 
     def for_execution(self, profile: list[ScanProfile] | None) -> OlapTableSource:
         """A copy carrying this source's planning decisions for one more execution of a cached plan: its
@@ -148,20 +153,25 @@ class OlapTableSource:
         caller filters)."""
         if self.versions is None:
             self.versions = self.engine.snapshot(self.table, self.temporary)
+        started = time.perf_counter()
         result = self.engine.scan(ScanRequest(
             table=self.table, schema=self.schema, columns=list(columns), predicates=list(predicates),
             versions=self.versions, partition_ids=self.partition_ids, index_id=self.index_id,
             merge=self.merge, tablet_ids=self.tablet_ids, exact=exact,
         ))
         self.stats = result.stats
+        if self.logged and not self.temporary:
+            SCAN_LOG.record(ScanRecord(time.time(), self.db_name, self.table.name, self.table.table_id,
+                                       self.index.name, tuple(predicates), tuple(columns), self.shape or NO_SHAPE,
+                                       result.stats.raw_rows_read, time.perf_counter() - started, STATEMENT.get()))
         if self.profile is not None:
             self.profile.append(ScanProfile(
                 f"{self.db_name}.{self.table.name}" if self.db_name else self.table.name, self.index.name,
-                tuple(_predicate_text(p) for p in predicates), result.stats))
+                tuple(predicate_text(p) for p in predicates), result.stats))
         return result.table
 
 
-def _predicate_text(p: ColumnPredicate) -> str:
+def predicate_text(p: ColumnPredicate) -> str:
     if p.op in (Op.IN, Op.NOT_IN):
         return f"{p.column} {p.op.value} ({', '.join(repr(v) for v in p.values)})"
     if p.values:

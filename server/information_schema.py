@@ -10,6 +10,8 @@ from datetime import datetime
 
 import pyarrow as pa
 
+from planner.olap_source import predicate_text
+from planner.scan_log import SCAN_LOG
 from sql.types import parse_type
 from storage.catalog.model import KEYS_AGG, OlapTable
 from storage.catalog.store import Catalog
@@ -89,6 +91,10 @@ SCHEMAS: dict[str, list[tuple[str, pa.DataType]]] = {
     "keywords": [("WORD", S), ("RESERVED", INT)],
     "table_constraints": [("CONSTRAINT_CATALOG", S), ("CONSTRAINT_SCHEMA", S), ("CONSTRAINT_NAME", S),
                           ("TABLE_SCHEMA", S), ("TABLE_NAME", S), ("CONSTRAINT_TYPE", S), ("ENFORCED", S)],
+    # dorislite's: the rollup advisor's scan log (planner/scan_log.py), newest last
+    "rollup_candidates": [("TIME", T), ("TABLE_SCHEMA", S), ("TABLE_NAME", S), ("INDEX_NAME", S), ("FILTERS", S),
+                          ("GROUP_BY", S), ("AGGREGATES", S), ("COLUMNS_READ", S), ("ROWS_READ", INT),
+                          ("SCAN_MS", pa.float64()), ("STATEMENT", S)],
     "proc": [("db", S), ("name", S), ("type", S), ("specific_name", S), ("language", S),
              ("sql_data_access", S), ("is_deterministic", S), ("security_type", S), ("param_list", S),
              ("returns", S), ("body", S), ("definer", S), ("created", T), ("modified", T),
@@ -150,6 +156,7 @@ class InformationSchema:
             "key_column_usage": self._key_column_usage,
             "partitions": self._partitions,
             "views": self._views,
+            "rollup_candidates": self._rollup_candidates,
             "engines": lambda: _table("engines", ENGINES),
             "character_sets": lambda: _table("character_sets", CHARSETS),
             "collations": lambda: _table("collations", COLLATIONS),
@@ -222,6 +229,12 @@ class InformationSchema:
                     rows.append(("def", db, t.name, 1, db, idx.name, seq, col, "A", None, None, None,
                                  "YES" if c is None or c.nullable else "", idx.index_type, "", idx.comment, None))
         return _table("statistics", rows)
+
+    def _rollup_candidates(self) -> pa.Table:
+        return _table("rollup_candidates", [
+            (datetime.fromtimestamp(r.at), r.db, r.table, r.index, ", ".join(predicate_text(p) for p in r.predicates),
+             ", ".join(r.shape.group_by), ", ".join(f"{f.replace('count_star', 'count')}({c})" for f, c in r.shape.aggregates), ", ".join(r.columns),
+             r.rows_read, round(r.seconds * 1000, 3), r.statement) for r in SCAN_LOG.records()])
 
     def _key_column_usage(self) -> pa.Table:
         return _table("key_column_usage", [])

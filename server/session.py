@@ -56,6 +56,7 @@ from planner.loads.spark_sources import OlapRef, file_stats, table_names
 from planner.olap_source import OlapTableSource, arrow_schema
 from planner.plan_cache import PlanCache, StatementKey
 from planner.query import execute_cached, execute_query
+from planner.scan_log import STATEMENT
 from planner.sources import ArrowTableSource
 from server import accounts, show, show_data, table_writes, views
 from server.access import AccessControl, Identity, db_denied
@@ -88,6 +89,7 @@ from server.profile import LIST_COLUMNS, ProfileStore, QueryProfile, new_query_i
 from server.protocol.handler import ConnectionInfo
 from server.resources import SHOW_RESOURCES_COLUMNS, Resources
 from server.results import OkResult, Result, ResultSet, StatementError
+from server.rollup_advisor import advise
 from server.show_create import describe_all_rows, describe_rows
 from server.show_partitions import auto_bucket_sizer, show_partitions
 from server.show_tablets import show_tablets
@@ -227,6 +229,7 @@ class Session:
     def execute(self, sql: str, multi: bool) -> list[Result]:
         """Run a COM_QUERY text; every text is one line of the audit log."""
         started = time.perf_counter()
+        STATEMENT.set(sql)  # the rollup advisor's scan log notes each scan's statement
         try:
             results = self._execute(sql, multi)
         except Exception as e:
@@ -1293,6 +1296,11 @@ class Session:
         return ResultSet(self._shown(show.show_table_versions(table, versions, tz), s.where, s.order_by, s.limit,
                                      s.offset))
 
+    def _rollup_advice(self, s: st.AdminShowRollupAdvice) -> Result:
+        table = self.table(s.db, s.table)
+        return ResultSet(advise(self.ctx.engine, self._db(s.db), table, s.limit, self.vars.get("sql_mode"),
+                                self._new_guard))
+
     def _show_tablets(self, s: st.ShowTablets) -> Result:
         table = self.table(s.db, s.table)
         return ResultSet(show_tablets(self.ctx.engine, table, s.partitions, s.where, s.order_by, s.limit, s.offset,
@@ -1412,6 +1420,7 @@ class Session:
         st.ShowPartitions: _show_partitions,
         st.ShowTablets: _show_tablets,
         st.ShowTableVersions: _show_table_versions,
+        st.AdminShowRollupAdvice: _rollup_advice,
         st.ShowDynamicPartitionTables: _show_dynamic_partition_tables,
         st.ShowConfig: _show_config,
         st.AdminSetConfig: _admin_set_config,

@@ -126,6 +126,7 @@ CHECKS: dict[type, Check] = {
     st.ShowTablets: _admin,
     st.ShowConfig: _admin,
     st.AdminSetConfig: _admin,
+    st.AdminShowRollupAdvice: _admin,
     st.ShowProc: _admin,
     st.ShowNodes: _admin,
     st.ExportTable: _table("SELECT_PRIV"),

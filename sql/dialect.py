@@ -162,6 +162,7 @@ class DorisLiteParser(DorisParser):
             dx.AdminSetConfig(expressions=self._parse_wrapped_properties())
         ),
         "SHOW FRONTEND CONFIG": _show("FRONTEND CONFIG"),
+        "SHOW ROLLUP ADVICE": lambda self: self._parse_rollup_advice(),
     }
     ADMIN_TRIE = new_trie(key.split(" ") for key in ADMIN_PARSERS)
 
@@ -506,6 +507,12 @@ class DorisLiteParser(DorisParser):
             offset = self._parse_number()
         return self.expression(dx.ShowTablets(this=table, expressions=names, where=where, order=order, limit=limit,
                                               offset=offset))
+
+    def _parse_rollup_advice(self) -> dx.AdminShowRollupAdvice:
+        self._match(TokenType.FOR) or self.raise_error("Expected FOR")
+        table = self._parse_table_parts()
+        limit = self._parse_number() if self._match(TokenType.LIMIT) else None
+        return self.expression(dx.AdminShowRollupAdvice(this=table, limit=limit))
 
     def _parse_show_table_versions(self) -> dx.ShowTableVersions:
         self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")

@@ -74,6 +74,12 @@ class ShowTableVersions(exp.Expression):
     arg_types = {"this": True, "where": False, "order": False, "limit": False, "offset": False}
 
 
+class AdminShowRollupAdvice(exp.Expression):
+    """`ADMIN SHOW ROLLUP ADVICE FOR [db.]t [LIMIT n]` (dorislite's rollup advisor)."""
+
+    arg_types = {"this": True, "limit": False}
+
+
 class AdminSetConfig(exp.Expression):
     """`ADMIN SET FRONTEND CONFIG ("k" = "v")`: expressions are Property(k, v)."""
 

@@ -1161,6 +1161,7 @@ _BUILDERS: dict[type, Callable[[exp.Expr], st.Statement]] = {
         _int(n.args.get("offset"))),
     dx.CancelAlterTable: _cancel_alter_table,
     dx.AdminSetConfig: lambda n: st.AdminSetConfig(_props(n.expressions)),
+    dx.AdminShowRollupAdvice: lambda n: st.AdminShowRollupAdvice(*_table_name(n.this), _int(n.args.get("limit"))),
     exp.Set: _set,
     exp.Kill: _kill,
     exp.Commit: lambda n: st.Transaction("COMMIT"),

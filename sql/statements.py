@@ -307,6 +307,13 @@ class ShowTablets(Statement):
 
 
 @dataclass(frozen=True)
+class AdminShowRollupAdvice(Statement):
+    db: str | None
+    table: str
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
 class ShowTableVersions(Statement):
     db: str | None
     table: str

@@ -20,10 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from sqlglot import exp
+
 from planner.context import QueryContext
 from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, OlapScanRule
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule, resolve
+from planner.scan_log import ScanShape
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, Tablet
 from storage.predicate import ColumnPredicate, Op
 
@@ -51,7 +54,8 @@ def _select_rollup(scan: LogicalScan, source: OlapTableSource, above: AggregateA
         if rollup_selection_enabled(ctx) else source.table.base_index
     chosen = None if index.index_id == source.table.base_index_id else index.index_id
     tablets = stats.selected_tablets(index.index_id, source.buckets)
-    decided = evolve(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets))
+    decided = evolve(source, index_id=chosen, tablet_ids=tuple(t.tablet_id for t in tablets),
+                     shape=None if above is None else scan_shape(above, scan))
     columns = scan.columns
     if placeholder and scan.columns[0][0].lower() not in {c.name.lower() for c in index.columns}:
         columns = ((_placeholder(source, index, scan.columns[0][0]), scan.columns[0][1]),)
@@ -59,6 +63,21 @@ def _select_rollup(scan: LogicalScan, source: OlapTableSource, above: AggregateA
 
 
 select_rollup = OlapScanRule(_select_rollup)
+
+
+def scan_shape(above: AggregateAbove, scan: LogicalScan) -> ScanShape:
+    """The GROUP BY columns and the aggregated columns of the aggregate above `scan`, by column name (the rollup
+    advisor's scan log)."""
+    names = {cid: name for name, cid in scan.columns}
+    resolved = resolve(above, scan)
+
+    def columns(e: exp.Expression) -> list[str]:
+        return sorted({names[c.name] for c in e.find_all(exp.Column) if c.name in names})
+
+    group_by = tuple(dict.fromkeys(n for k in resolved.keys for n in columns(k)))
+    aggregates = tuple(dict.fromkeys((func, n) for func, _, args in resolved.calls
+                                     for n in ([m for a in args for m in columns(a)] or ["*"])))
+    return ScanShape(group_by, aggregates, True)
 
 
 def _placeholder(source: OlapTableSource, index: MaterializedIndexMeta, name: str) -> str:
