@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from planner.logical import evolve
-from planner.scan_log import NO_SHAPE, SCAN_LOG, STATEMENT, ScanRecord, ScanShape
+from planner.scan_log import SCAN_LOG, STATEMENT, ScanShape
 from sql.errors import analysis_error
 from sql.types import parse_type
 from storage.catalog.model import KEYS_DUP, KEYS_UNIQUE, MaterializedIndexMeta, OlapTable
@@ -161,9 +161,8 @@ class OlapTableSource:
         ))
         self.stats = result.stats
         if self.logged and not self.temporary:
-            SCAN_LOG.record(ScanRecord(time.time(), self.db_name, self.table.name, self.table.table_id,
-                                       self.index.name, tuple(predicates), tuple(columns), self.shape or NO_SHAPE,
-                                       result.stats.raw_rows_read, time.perf_counter() - started, STATEMENT.get()))
+            SCAN_LOG.record(time.time(), self.db_name, self.table, self.index_id, predicates, columns, self.shape,
+                            result.stats.raw_rows_read, time.perf_counter() - started, STATEMENT.get())
         if self.profile is not None:
             self.profile.append(ScanProfile(
                 f"{self.db_name}.{self.table.name}" if self.db_name else self.table.name, self.index.name,

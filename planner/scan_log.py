@@ -9,10 +9,11 @@ shows it. A scan costs the log one append; the texts are made when it is read.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from storage.catalog.model import OlapTable
 from storage.predicate import ColumnPredicate
 
 LOG_SIZE = 10_000
@@ -51,16 +52,23 @@ class ScanRecord:
 
 class ScanLog:
     def __init__(self, size: int = LOG_SIZE) -> None:
-        self._records: deque[ScanRecord] = deque(maxlen=size)  # appends are atomic: no lock
+        # plain tuples, made into ScanRecords when read (a point query's scan pays an append, not a dataclass);
+        # appends are atomic: no lock
+        self._records: deque[tuple] = deque(maxlen=size)
 
-    def record(self, record: ScanRecord) -> None:
-        self._records.append(record)
+    def record(self, at: float, db: str, table: OlapTable, index_id: int | None, predicates: Sequence[ColumnPredicate],
+               columns: Sequence[str], shape: ScanShape | None, rows_read: int, seconds: float, statement: str) -> None:
+        self._records.append((at, db, table, index_id, predicates, columns, shape, rows_read, seconds, statement))
 
     def records(self, table_id: int | None = None) -> Iterator[ScanRecord]:
         """Oldest first; those of one table when `table_id` is given."""
-        for r in list(self._records):
-            if table_id is None or r.table_id == table_id:
-                yield r
+        for at, db, table, index_id, predicates, columns, shape, rows, seconds, statement in list(self._records):
+            if table_id is not None and table.table_id != table_id:
+                continue
+            index = table.base_index if index_id is None else next(
+                (i for i in table.indexes if i.index_id == index_id), table.base_index)
+            yield ScanRecord(at, db, table.name, table.table_id, index.name, tuple(predicates), tuple(columns),
+                             shape or NO_SHAPE, rows, seconds, statement)
 
     def clear(self) -> None:
         self._records.clear()
