@@ -261,12 +261,17 @@ def report(modes: list[Mode], args: argparse.Namespace) -> None:
           f"loads refused: {on.refused} -> {'met' if on.refused == 0 else 'NOT met'}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def load_arguments(ap: argparse.ArgumentParser) -> None:
+    """The table and its stream of small loads (shared with bench/time_travel_bench.py)."""
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--loads", type=int, default=1000)
     ap.add_argument("--rows-per-load", type=int, default=20)
     ap.add_argument("--buckets", type=int, default=4)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    load_arguments(ap)
     ap.add_argument("--skip-window", type=int, default=0)
     ap.add_argument("--failure-interval", type=int, default=1)
     ap.add_argument("--min-deltas", type=int, default=5, help="be.conf cumulative_compaction_min_deltas")

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import sqlglot
 
-from bench.compaction_bench import KEY_SPACE_FACTOR, QUERIES, batch, spec, version_stats
+from bench.compaction_bench import KEY_SPACE_FACTOR, QUERIES, batch, load_arguments, spec, version_stats
 from bench.harness import bench_engine, best_of, report, scratch_dir
 from planner.context import QueryContext
 from planner.olap_source import OlapTableSource
@@ -118,10 +118,7 @@ def run(root: Path, retained: bool, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--loads", type=int, default=1000)
-    ap.add_argument("--rows-per-load", type=int, default=20)
-    ap.add_argument("--buckets", type=int, default=4)
+    load_arguments(ap)
     ap.add_argument("--settle", type=float, default=60.0, help="seconds compaction may take to catch up")
     args = ap.parse_args()
     with scratch_dir("time_travel_bench_") as root:

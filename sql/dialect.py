@@ -482,31 +482,27 @@ class DorisLiteParser(DorisParser):
         return value
 
     # -- SHOW / SET / DESC / INSERT ---------------------------------------------------------------
-    def _parse_show_partitions(self, temporary: bool) -> dx.ShowPartitions:
+    def _parse_show_from_table(self) -> exp.Expr:
         self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
-        table = self._parse_table_parts()
+        return self._parse_table_parts()
+
+    def _parse_show_filters(self) -> dict[str, t.Any]:
+        """`[WHERE ..] [ORDER BY ..] [LIMIT [m,] n [OFFSET m]]` of a SHOW over a table's rows."""
         where = self._parse_where()
         order = self._parse_order()
         offset, limit = self._parse_oldstyle_limit()
         if self._match_text_seq("OFFSET"):
             offset = self._parse_number()
-        return self.expression(
-            dx.ShowPartitions(
-                this=table, temporary=temporary, where=where, order=order, limit=limit, offset=offset
-            )
-        )
+        return {"where": where, "order": order, "limit": limit, "offset": offset}
+
+    def _parse_show_partitions(self, temporary: bool) -> dx.ShowPartitions:
+        table = self._parse_show_from_table()
+        return self.expression(dx.ShowPartitions(this=table, temporary=temporary, **self._parse_show_filters()))
 
     def _parse_show_tablets(self) -> dx.ShowTablets:
-        self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
-        table = self._parse_table_parts()
+        table = self._parse_show_from_table()
         names = self._parse_partition_names()
-        where = self._parse_where()
-        order = self._parse_order()
-        offset, limit = self._parse_oldstyle_limit()
-        if self._match_text_seq("OFFSET"):
-            offset = self._parse_number()
-        return self.expression(dx.ShowTablets(this=table, expressions=names, where=where, order=order, limit=limit,
-                                              offset=offset))
+        return self.expression(dx.ShowTablets(this=table, expressions=names, **self._parse_show_filters()))
 
     def _parse_rollup_advice(self) -> dx.AdminShowRollupAdvice:
         self._match(TokenType.FOR) or self.raise_error("Expected FOR")
@@ -515,14 +511,8 @@ class DorisLiteParser(DorisParser):
         return self.expression(dx.AdminShowRollupAdvice(this=table, limit=limit))
 
     def _parse_show_table_versions(self) -> dx.ShowTableVersions:
-        self._match(TokenType.FROM) or self._match(TokenType.IN) or self.raise_error("Expected FROM")
-        table = self._parse_table_parts()
-        where = self._parse_where()
-        order = self._parse_order()
-        offset, limit = self._parse_oldstyle_limit()
-        if self._match_text_seq("OFFSET"):
-            offset = self._parse_number()
-        return self.expression(dx.ShowTableVersions(this=table, where=where, order=order, limit=limit, offset=offset))
+        table = self._parse_show_from_table()
+        return self.expression(dx.ShowTableVersions(this=table, **self._parse_show_filters()))
 
     def _parse_show_query_profile(self) -> dx.ShowQueryProfile:
         path = self._parse_string()

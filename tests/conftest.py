@@ -93,6 +93,18 @@ class ServerProcess:
         return pymysql.connect(host="127.0.0.1", port=self.port, database=db, autocommit=True, **kw)
 
 
+def own_database(server: ServerProcess) -> Iterator:
+    """A cursor on a new database of `server` (USE'd), dropped afterwards: a fixture's body."""
+    conn = server.connect()
+    with conn.cursor() as c:
+        name = f"d{time.monotonic_ns()}"
+        c.execute(f"CREATE DATABASE {name}")
+        c.execute(f"USE {name}")
+        yield c
+        c.execute(f"DROP DATABASE {name}")
+    conn.close()
+
+
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = ServerProcess(free_port(), tmp_path_factory.mktemp("dorislite") / "data").start()

@@ -100,6 +100,9 @@ def run(sf: float, data: Path | None, repeat: int, buckets: int) -> list[str]:
              "|---:|---|---|---|---:|---:|---:|"]
     lines += [f"| {a['Rank']} | {a['RollupName']} | {a['KeyColumns']} | {a['Columns']} | {a['Queries']} | "
               f"{a['Speedup']}x | {a['EstimatedSize']} |" for a in advice]
+    if advice:
+        lines += ["", "The first row as `ADMIN SHOW ROLLUP ADVICE ... \\G` prints it:", "", "```"]
+        lines += [f"{k}: {v}" for k, v in advice[0].items()] + ["```"]
     lines += ["", f"| query | advised ms (index) | hand-designed ms ({len(ROLLUPS)} rollups) (index) | base ms | "
               "advised / hand | correct |", "|---|---:|---:|---:|---:|---|"]
     for name in QUERIES:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from tests.conftest import ROOT, ServerProcess, free_port
+from tests.conftest import ROOT, ServerProcess, free_port, own_database
 
 SHOW_TABLETS_COLUMNS = [
     "TabletId", "ReplicaId", "BackendId", "SchemaHash", "Version", "LstSuccessVersion", "LstFailedVersion",
@@ -86,14 +86,7 @@ def run_compaction(srv: ServerProcess, tablet_id: int) -> None:
 
 @pytest.fixture
 def cur(manual: ServerProcess) -> Iterator:
-    conn = manual.connect()
-    with conn.cursor() as c:
-        name = f"d{time.monotonic_ns()}"
-        c.execute(f"CREATE DATABASE {name}")
-        c.execute(f"USE {name}")
-        yield c
-        c.execute(f"DROP DATABASE {name}")
-    conn.close()
+    yield from own_database(manual)
 
 
 def test_show_tablets_and_a_manual_compaction(manual: ServerProcess, cur) -> None:

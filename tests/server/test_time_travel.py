@@ -10,7 +10,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from tests.conftest import ServerProcess
+from tests.conftest import ServerProcess, own_database
 from tests.server.test_compaction import run_compaction, start, tablets
 from tests.server.test_rollup import wait_jobs
 
@@ -29,14 +29,9 @@ def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def cur(srv: ServerProcess) -> Iterator:
-    conn = srv.connect()
-    with conn.cursor() as c:
-        name = f"d{time.monotonic_ns()}"
-        c.execute(f"CREATE DATABASE {name}")
-        c.execute(f"USE {name}")
-        yield c
-        c.execute(f"DROP DATABASE {name}")
-    conn.close()
+    yield from own_database(srv)
+
+
 
 
 def rows(cur, sql: str) -> list[tuple]:
