@@ -661,6 +661,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table.table_id))
             c.execute("UPDATE transactions SET status = ?, reason = 'table truncated' WHERE table_id = ? "
                       "AND status = ?", (TXN_ABORTED, table.table_id, TXN_PREPARE))
+            self._record_table_version(c, table.table_id, time.time(), None, "", "TRUNCATE", 0)
             result = self._load_table(c, table.table_id)
         self._notify_dropped(dropped)
         assert result is not None
@@ -766,6 +767,7 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                           (_item_json(item), p.partition_id))
             self._renumber_partitions(c, table_id)
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            self._record_table_version(c, table_id, time.time(), None, "", "REPLACE PARTITION", 0)
             result = self._load_table(c, table_id)
         self._notify_dropped(dropped)
         assert result is not None
@@ -803,6 +805,8 @@ class Catalog(RollupCatalog, SchemaChangeCatalog, CompactionCatalog, DeleteCatal
                 dropped += self._delete_partition(c, p.partition_id)
             self._renumber_partitions(c, table_id)
             c.execute("UPDATE tables SET update_time = ? WHERE table_id = ?", (time.time(), table_id))
+            if not temporary:
+                self._record_table_version(c, table_id, time.time(), None, "", "DROP PARTITION", 0)
             result = self._load_table(c, table_id)
         self._notify_dropped(dropped)
         assert result is not None

@@ -1,7 +1,7 @@
 """Table versions: what a table looked like after each publish, the catalog side of time travel.
 
-A table version is one publish (a load, a DELETE, an INSERT OVERWRITE) of the table: its number counts the
-table's publishes from 1, and it records when it became visible, its label and transaction, the rows it
+A table version is one publish (a load, a DELETE, an INSERT OVERWRITE) of the table, or one change of its
+partitions' data (TRUNCATE, REPLACE PARTITION, DROP PARTITION): its number counts them from 1, and it records when it became visible, its label and transaction, the rows it
 added and every partition's visible version right after it. Reading the table at those partition versions
 reads it as it was then, as long as the rowsets those versions need are still on disk: compaction keeps its
 inputs (stale rowsets) for the table property `time_travel_retention` (storage/compaction/readers.py), which
@@ -65,7 +65,9 @@ class TableVersion:
     published_at: float  # epoch seconds
     txn_id: int | None
     label: str
-    kind: str  # LOAD, DELETE, OVERWRITE, or RETENTION (time travel switched on: no data changed)
+    # LOAD, DELETE, OVERWRITE; TRUNCATE, REPLACE PARTITION, DROP PARTITION (partitions changed); or RETENTION
+    # (time travel switched on: no data changed)
+    kind: str
     rows: int  # rows the publish added to the base index
     partitions: dict[int, int]  # partition_id -> visible version right after it
 

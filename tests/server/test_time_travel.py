@@ -192,7 +192,14 @@ def test_drop_partition_inside_the_retention_needs_force(cur) -> None:
     assert "holds a partition dropped since" in error(cur, "SELECT * FROM p FOR VERSION AS OF 2")
     cur.execute("ALTER TABLE p ADD PARTITION p4 VALUES LESS THAN ('2024-05-01')")
     cur.execute("INSERT INTO p VALUES ('2024-04-05', 4)")
-    assert rows(cur, "SELECT k FROM p FOR VERSION AS OF 3 ORDER BY k") == [(2,), (4,)]
+    listed = versions(cur, "p")
+    assert [v["Kind"] for v in listed] == ["RETENTION", "LOAD", "DROP PARTITION", "DROP PARTITION", "LOAD"]
+    assert listed[-1]["PartitionVersions"] == "p2=2, p4=2"
+    assert rows(cur, "SELECT k FROM p FOR VERSION AS OF 5 ORDER BY k") == [(2,), (4,)]
+    cur.execute("TRUNCATE TABLE p")  # new empty partitions: a version of its own, the older ones gone with the data
+    assert versions(cur, "p")[-1]["Kind"] == "TRUNCATE"
+    assert rows(cur, "SELECT count(*) FROM p FOR VERSION AS OF 6") == [(0,)]
+    assert "holds a partition dropped since" in error(cur, "SELECT * FROM p FOR VERSION AS OF 5")
 
 
 @pytest.mark.parametrize(("sql", "message"), [
