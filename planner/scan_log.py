@@ -58,7 +58,8 @@ class ScanLog:
 
     def record(self, at: float, db: str, table: OlapTable, index_id: int | None, predicates: Sequence[ColumnPredicate],
                columns: Sequence[str], shape: ScanShape | None, rows_read: int, seconds: float, statement: str) -> None:
-        self._records.append((at, db, table, index_id, predicates, columns, shape, rows_read, seconds, statement))
+        self._records.append((at, db, table, index_id, predicates, columns, shape, rows_read, seconds,
+                              statement[:MAX_STATEMENT]))  # (a shorter text is the same object, not a copy)
 
     def records(self, table_id: int | None = None) -> Iterator[ScanRecord]:
         """Oldest first; those of one table when `table_id` is given."""

@@ -7,7 +7,7 @@ ranked by what they measurably save.
    of sample rows the scan's own predicates keep). A DUPLICATE table gets DUPLICATE rollups (those keys, then the
    other columns); an AGGREGATE one keeps its aggregation (the key columns it needs, then its value columns); a
    UNIQUE one keeps every key. A candidate whose keys start another's and whose columns it holds is merged into it.
-2. Measure: a sample of the table (whole buckets of every partition, then rows drawn from them, at most
+2. Measure: a sample of the table (whole tablets of every partition, then rows drawn from them, at most
    SAMPLE_ROWS) is loaded into a scratch storage root as the table restricted to the columns the candidates
    need, with every candidate as a rollup. Each distinct logged statement that reads only `t` runs there with
    rollup selection off (the base index) and on; the index it then reads is the candidate it would select, and
@@ -47,6 +47,7 @@ from storage.predicate import ColumnPredicate, Op
 from storage.tablet.predicate_filter import predicate_mask
 
 SAMPLE_ROWS = 200_000
+READ_CAP = 4_000_000  # rows read to draw the sample from
 MAX_CANDIDATES = 16
 MAX_STATEMENTS = 100  # distinct statements replayed (those the log saw take the most time)
 REPEAT = 3
@@ -172,6 +173,7 @@ def _candidates(table: OlapTable, records: Sequence[ScanRecord], sample: pa.Tabl
                 by_name: dict[str, Column]) -> list[Candidate]:
     found: dict[tuple[tuple[str, ...], frozenset[str]], Candidate] = {}
     weight: Counter = Counter()
+    position = {c.name: i for i, c in enumerate(table.columns)}
     for r in records:
         keys = _keys(r, sample, by_name, table)
         needed = _needed(r, by_name)
@@ -179,7 +181,6 @@ def _candidates(table: OlapTable, records: Sequence[ScanRecord], sample: pa.Tabl
             keys = tuple(n for n in needed if parse_type(by_name[n.lower()].type).name not in _NO_KEY_TYPES)[:1]
         if not keys:
             continue
-        position = {c.name: i for i, c in enumerate(table.columns)}
         values = sorted((n for n in needed if n not in keys), key=position.__getitem__)
         if table.keys_type != KEYS_DUP:  # key columns first, in their key order; then the values
             values = [n for n in values if not by_name[n.lower()].is_key]
@@ -213,18 +214,27 @@ def _candidates(table: OlapTable, records: Sequence[ScanRecord], sample: pa.Tabl
 # -- the sample and the scratch table --------------------------------------------------------------------------
 
 def _sample(engine: StorageEngine, table: OlapTable, columns: list[str]) -> pa.Table:
-    """Rows drawn uniformly from whole buckets of every partition (a bucket is a hash sample of its partition)."""
+    """Rows drawn uniformly from whole tablets (a bucket is a hash sample of its partition): from every partition
+    its share of twice SAMPLE_ROWS, at least one tablet, as long as that reads at most READ_CAP rows (else from
+    partitions picked at random up to it; one tablet is read whole, however large)."""
     ordered = [c.name for c in table.columns if c.name in set(columns)]
-    total = sum(p.row_count for p in table.partitions)
-    tablets = engine.catalog.tablets(table.table_id, index_id=table.base_index_id)
-    by_bucket: dict[int, list[int]] = {}
-    for t in tablets:
-        by_bucket.setdefault(t.bucket, []).append(t.tablet_id)
-    buckets = sorted(by_bucket)
-    per_bucket = max(1, total // max(1, len(buckets)))
-    wanted = max(1, min(len(buckets), math.ceil(2 * SAMPLE_ROWS / per_bucket)))
-    chosen = np.random.default_rng(0).choice(buckets, wanted, replace=False) if buckets else []
-    ids = tuple(tid for b in chosen for tid in by_bucket[int(b)])
+    rng = np.random.default_rng(0)
+    filled = [p for p in table.partitions if p.row_count > 0]
+    total = sum(p.row_count for p in filled)
+    picks: list[tuple[int, int]] = []  # (partition_id, tablets of it to read)
+    planned = 0.0
+    for i in rng.permutation(len(filled)) if filled else []:
+        p = filled[int(i)]
+        per_tablet = p.row_count / max(1, p.buckets)
+        n = min(p.buckets, max(1, math.ceil(2 * SAMPLE_ROWS * p.row_count / total / per_tablet)))
+        if picks and planned + n * per_tablet > READ_CAP:
+            continue
+        picks.append((p.partition_id, n))
+        planned += n * per_tablet
+    ids: list[int] = []
+    for pid, n in picks:
+        tablets = engine.catalog.tablets(table.table_id, pid, table.base_index_id)
+        ids += [tablets[int(j)].tablet_id for j in rng.choice(len(tablets), min(n, len(tablets)), replace=False)]
     result = engine.scan(ScanRequest(table=table, schema=arrow_schema(table), columns=ordered, tablet_ids=ids))
     rows = result.table.combine_chunks()
     if rows.num_rows > SAMPLE_ROWS:

@@ -389,6 +389,8 @@ class Session:
             if data is None:
                 raise doris_error(f"Table [{name}] does not exist in database [information_schema].",
                                   1146, "42S02")
+            if name.lower() == "rollup_candidates" and not self.ctx.users.is_admin(self.identity):
+                data = data.slice(0, 0)  # other users' statements and the values they filter by: ADMIN's only
             return ArrowTableSource(name, self._visible_rows(data))
         if db_name and db_name.lower() == "mysql" and name.lower() == "proc":
             from server.information_schema import _table

@@ -103,4 +103,9 @@ def test_errors(server, cur, db) -> None:
     with server.connect(db, user="adv_user", password="pw") as conn, conn.cursor() as other:
         with pytest.raises(pymysql.err.MySQLError, match="denied"):
             other.execute("ADMIN SHOW ROLLUP ADVICE FOR quiet")
+        other.execute("SELECT count(*) FROM quiet")  # its own scans too: the log is everyone's, shown to ADMIN only
+        other.execute("SELECT count(*) FROM information_schema.rollup_candidates")
+        assert other.fetchone() == (0,)
+    cur.execute("SELECT count(*) FROM information_schema.rollup_candidates WHERE TABLE_NAME = 'quiet'")
+    assert cur.fetchone()[0] >= 2
     cur.execute("DROP USER 'adv_user'@'%'")
