@@ -71,8 +71,5 @@ class ScanLog:
             yield ScanRecord(at, db, table.name, table.table_id, index.name, tuple(predicates), tuple(columns),
                              shape or NO_SHAPE, rows, seconds, statement)
 
-    def clear(self) -> None:
-        self._records.clear()
-
 
 SCAN_LOG = ScanLog()

@@ -109,11 +109,6 @@ class TableVersionCatalog:
             return "OVERWRITE"
         return "DELETE" if any(rs.kind == "DELETE" for rs in rowsets) else "LOAD"
 
-    def record_retention_start(self, table_id: int, now: float) -> int:
-        """A RETENTION version: the table as it is when time travel is switched on (the oldest it can read)."""
-        with self._write(scoped=True) as c:
-            return self._record_table_version(c, table_id, now, None, "", "RETENTION", 0)
-
     def table_versions(self, table_id: int) -> list[TableVersion]:
         """The table's listed versions, oldest first."""
         with self._read() as c:
