@@ -9,9 +9,10 @@ ranked by what they measurably save.
    UNIQUE one keeps every key. A candidate whose keys start another's and whose columns it holds is merged into it.
 2. Measure: a sample of the table (whole tablets of every partition, then rows drawn from them, at most
    SAMPLE_ROWS) is loaded into a scratch storage root as the table restricted to the columns the candidates
-   need, with every candidate as a rollup. Each distinct logged statement that reads only `t` runs there with
-   rollup selection off (the base index) and on; the index it then reads is the candidate it would select, and
-   the rows read and the time (best of REPEAT) with and without it are that candidate's.
+   need, with every candidate as a rollup. Each distinct logged statement runs with `t` read there (the other
+   tables it joins as they are) with rollup selection off (the base index) and on; the index of `t` it then reads
+   is the candidate it would select, and the rows read from `t` and the time (best of REPEAT) with and without it
+   are that candidate's. Replaying stops after REPLAY_SECONDS, the costliest logged statements first.
 3. Advice: the candidates some statement selects and reads fewer rows through, most time saved first (weighted
    by how often the log saw each statement), with the storage a rollup would take at the table's size and the
    ALTER TABLE to create it.
@@ -24,7 +25,7 @@ import shutil
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -33,10 +34,11 @@ import pyarrow as pa
 from planner.bind.bind_alter import bind_create_rollups
 from planner.bind.create_table import short_key_column_count
 from planner.context import QueryContext, TableSource
-from planner.guard import QueryGuard
+from planner.logical import evolve
 from planner.olap_source import OlapTableSource, ScanProfile, arrow_schema
 from planner.query import execute_query
 from planner.scan_log import SCAN_LOG, ScanRecord
+from server.results import StatementError
 from sql import statements as st
 from sql.errors import SqlError, analysis_error
 from sql.parse import parse
@@ -51,6 +53,8 @@ READ_CAP = 4_000_000  # rows read to draw the sample from
 MAX_CANDIDATES = 16
 MAX_STATEMENTS = 100  # distinct statements replayed (those the log saw take the most time)
 REPEAT = 3
+REPLAY_SECONDS = 60.0  # replaying stops after this long (the costliest statements in the log go first)
+SLOW_SECONDS = 1.0
 COLUMNS = ("Rank", "RollupName", "Type", "KeyColumns", "Columns", "Queries", "RowsReadWithout", "RowsReadWith",
            "TimeWithoutMs", "TimeWithMs", "Speedup", "EstimatedSize", "Statement")
 _EQUALITY = (Op.EQ, Op.IN, Op.IS_NULL)
@@ -75,7 +79,9 @@ class Candidate:
 
 
 def advise(engine: StorageEngine, db: str, table: OlapTable, limit: int | None, sql_mode: str,
-           guard: Callable[[], QueryGuard]) -> pa.Table:
+           session: QueryContext) -> pa.Table:
+    """The advice for `table` (db `db`); `session` resolves the other tables a replayed statement joins (read as they
+    are) and carries the statement's guard (query_timeout and KILL bound the whole advice)."""
     records = [r for r in SCAN_LOG.records(table.table_id) if r.statement]
     if not records:
         raise analysis_error(f"No logged query reads table {table.name}: run the workload first (the scan log, "
@@ -98,7 +104,7 @@ def advise(engine: StorageEngine, db: str, table: OlapTable, limit: int | None, 
         assert built is not None
         scratch.load(built, sample)
         built = scratch.catalog.get_table_by_id(built.table_id)
-        _replay(scratch, built, db, table, candidates, records, sql_mode, guard)
+        _replay(scratch, built, db, table, candidates, records, sql_mode, session)
         sizes = _index_bytes(scratch, built)
     finally:
         scratch.close()
@@ -276,20 +282,23 @@ def _index_bytes(scratch: StorageEngine, table: OlapTable) -> dict[str, int]:
 # -- replay ----------------------------------------------------------------------------------------------------
 
 def _replay(scratch: StorageEngine, built: OlapTable, db: str, table: OlapTable, candidates: Sequence[Candidate],
-            records: Sequence[ScanRecord], sql_mode: str, guard: Callable[[], QueryGuard]) -> None:
-    """Each distinct statement over the sample without and with the candidates; what it saves goes to the
-    candidate it selects."""
+            records: Sequence[ScanRecord], sql_mode: str, session: QueryContext) -> None:
+    """Each distinct statement over the sample without and with the candidates (the costliest in the log first,
+    for at most REPLAY_SECONDS); what it saves goes to the candidate it selects."""
     by_name = {c.name: c for c in candidates}
     seen = Counter(r.statement for r in records)
     cost = Counter()
     for r in records:
         cost[r.statement] += r.seconds
+    deadline = time.monotonic() + REPLAY_SECONDS
     for text in sorted(seen, key=lambda s: -cost[s])[:MAX_STATEMENTS]:
+        if time.monotonic() > deadline:
+            break
         expression = _query(text, sql_mode)
         if expression is None:
             continue
-        base = _run(scratch, built, db, table, expression, False, guard)
-        with_ = _run(scratch, built, db, table, expression, True, guard)
+        base = _run(scratch, built, db, table, expression, False, session)
+        with_ = _run(scratch, built, db, table, expression, True, session)
         if base is None or with_ is None:
             continue
         chosen = [n for n in with_[2] if n in by_name]
@@ -318,26 +327,37 @@ def _query(text: str, sql_mode: str):
 
 
 def _run(scratch: StorageEngine, built: OlapTable, db: str, table: OlapTable, expression, rollups: bool,
-         guard: Callable[[], QueryGuard]) -> tuple[float, int, list[str]] | None:
-    """(best seconds, rows read, indexes read) of one statement over the scratch table; None when it reads
-    another table."""
+         session: QueryContext) -> tuple[float, int, list[str]] | None:
+    """(best seconds, rows read from the table, indexes of it read) of one statement, the table being its sample
+    and any other table the real one; None when it cannot run so (a column the sample lacks, a name of another
+    database ...). A KILL or the statement's query_timeout ends the whole advice."""
     best, rows, indexes = math.inf, 0, []
     for _ in range(REPEAT):
         scans: list[ScanProfile] = []
 
         def resolve(name_db: str | None, name: str, scans: list[ScanProfile] = scans) -> TableSource:
-            if (name_db or db).lower() != db.lower() or name.lower() != table.name.lower():
-                raise analysis_error(f"{name}: the advice replays statements reading {table.name} alone")
-            return OlapTableSource(scratch, built, db_name=db, profile=scans, logged=False)
+            if (name_db or db).lower() == db.lower() and name.lower() == table.name.lower():
+                return OlapTableSource(scratch, built, db_name=db, profile=scans, logged=False)
+            other = session.resolve_table(name_db or db, name)
+            return evolve(other, logged=False) if isinstance(other, OlapTableSource) else other
 
-        ctx = QueryContext(db, resolve, lambda scope, name: None if name != "enable_rollup_selection"
-                           else ("true" if rollups else "false"), guard=guard())
+        def variables(scope: str, name: str) -> object:
+            if name == "enable_rollup_selection":
+                return "true" if rollups else "false"
+            return session.variables(scope, name)
+
+        ctx = evolve(session, current_db=db, resolve_table=resolve, variables=variables, now=None,
+                     check_access=None, source_override=None)
         started = time.perf_counter()
         try:
             execute_query(expression, ctx)
-        except SqlError:  # another table, a view, or a column the sample lacks: not replayed
+        except (SqlError, StatementError):  # not replayable here (but a KILL or the timeout ends the advice)
+            if session.guard is not None:
+                session.guard.check()
             return None
         best = min(best, time.perf_counter() - started)
+        if best > SLOW_SECONDS:  # one run of a slow statement is measure enough
+            break
         rows = sum(s.stats.raw_rows_read for s in scans)
         indexes = [s.index for s in scans]
     return best, rows, indexes

@@ -1301,7 +1301,7 @@ class Session:
     def _rollup_advice(self, s: st.AdminShowRollupAdvice) -> Result:
         table = self.table(s.db, s.table)
         return ResultSet(advise(self.ctx.engine, self._db(s.db), table, s.limit, self.vars.get("sql_mode"),
-                                self._new_guard))
+                                self.query_context()))
 
     def _show_tablets(self, s: st.ShowTablets) -> Result:
         table = self.table(s.db, s.table)
