@@ -28,8 +28,12 @@ class ScanShape:
     """What the query above a scan asks of it, in the table's column names (decided with the rollup)."""
 
     group_by: tuple[str, ...] = ()
-    aggregates: tuple[tuple[str, str], ...] = ()  # (function, column); column "*" for count(*)
-    aggregated: bool = False  # an aggregate sits right above the scan
+    aggregates: tuple[str, ...] = ()  # as Doris prints them: `sum(v)`, `count(*)`
+
+    @property
+    def aggregated(self) -> bool:
+        """An aggregate sits right above the scan."""
+        return bool(self.group_by or self.aggregates)
 
 
 NO_SHAPE = ScanShape()

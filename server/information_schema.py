@@ -233,7 +233,7 @@ class InformationSchema:
     def _rollup_candidates(self) -> pa.Table:
         return _table("rollup_candidates", [
             (datetime.fromtimestamp(r.at), r.db, r.table, r.index, ", ".join(predicate_text(p) for p in r.predicates),
-             ", ".join(r.shape.group_by), ", ".join(f"{f.replace('count_star', 'count')}({c})" for f, c in r.shape.aggregates), ", ".join(r.columns),
+             ", ".join(r.shape.group_by), ", ".join(r.shape.aggregates), ", ".join(r.columns),
              r.rows_read, round(r.seconds * 1000, 3), r.statement) for r in SCAN_LOG.records()])
 
     def _key_column_usage(self) -> pa.Table:

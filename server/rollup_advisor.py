@@ -39,6 +39,9 @@ from planner.olap_source import OlapTableSource, ScanProfile, arrow_schema
 from planner.query import execute_query
 from planner.scan_log import SCAN_LOG, ScanRecord
 from server.results import StatementError
+from server.show import string_table
+from server.show_data import index_data
+from server.show_partitions import readable_size
 from sql import statements as st
 from sql.errors import SqlError, analysis_error
 from sql.parse import parse
@@ -93,7 +96,7 @@ def advise(engine: StorageEngine, db: str, table: OlapTable, limit: int | None, 
                                            | _structural(table)))
     candidates = _candidates(table, records, sample, by_name)
     if not candidates:
-        return _rows([])
+        return string_table(COLUMNS, [])
     root = engine.root / "tmp" / f"rollup-advice-{uuid.uuid4().hex[:8]}"
     scratch = StorageEngine(root, dict(engine.config))
     scratch.arrow_type, scratch.convert = engine.arrow_type, engine.convert
@@ -105,7 +108,7 @@ def advise(engine: StorageEngine, db: str, table: OlapTable, limit: int | None, 
         scratch.load(built, sample)
         built = scratch.catalog.get_table_by_id(built.table_id)
         _replay(scratch, built, db, table, candidates, records, sql_mode, session)
-        sizes = _index_bytes(scratch, built)
+        sizes = {d.name: d.size for d in index_data(scratch, built)}
     finally:
         scratch.close()
         shutil.rmtree(root, ignore_errors=True)
@@ -118,22 +121,8 @@ def advise(engine: StorageEngine, db: str, table: OlapTable, limit: int | None, 
         rows.append((rank, c.name, _MODEL.get(table.keys_type, table.keys_type), ", ".join(c.keys), ", ".join(c.columns),
                      sum(c.statements.values()), c.rows_without, c.rows_with, round(c.seconds_without * 1000, 1),
                      round(c.seconds_with * 1000, 1), round(c.seconds_without / max(c.seconds_with, 1e-9), 2),
-                     _size(sizes.get(c.name, 0) * scale), _statement(db, table, c)))
-    return _rows(rows)
-
-
-def _rows(rows: Sequence[tuple]) -> pa.Table:
-    cols = list(zip(*rows, strict=True)) if rows else [() for _ in COLUMNS]
-    return pa.table({n: pa.array([None if v is None else str(v) for v in c], pa.string())
-                     for n, c in zip(COLUMNS, cols, strict=True)})
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.3f} {unit}"
-        n /= 1024
-    return f"{n:.3f} GB"
+                     readable_size(int(sizes.get(c.name, 0) * scale)), _statement(db, table, c)))
+    return string_table(COLUMNS, rows)
 
 
 # -- shapes and candidates -------------------------------------------------------------------------------------
@@ -266,17 +255,6 @@ def _statement(db: str, table: OlapTable, c: Candidate) -> str:
     cols = ", ".join(f"`{n}`" for n in c.columns)
     dup = f" DUPLICATE KEY ({', '.join(f'`{k}`' for k in c.keys)})" if table.keys_type == KEYS_DUP else ""
     return f"ALTER TABLE `{db}`.`{table.name}` ADD ROLLUP `{c.name}` ({cols}){dup}"
-
-
-def _index_bytes(scratch: StorageEngine, table: OlapTable) -> dict[str, int]:
-    names = {i.index_id: i.name for i in table.indexes}
-    versions = {p.partition_id: p.visible_version for p in table.partitions}
-    tablets = scratch.catalog.tablets(table.table_id)
-    rowsets = scratch.catalog.rowsets_for_tablets(tablets, versions)
-    out: Counter = Counter()
-    for t in tablets:
-        out[names[t.index_id]] += sum(r.data_size for r in rowsets.get(t.tablet_id, ()))
-    return dict(out)
 
 
 # -- replay ----------------------------------------------------------------------------------------------------

@@ -744,30 +744,23 @@ def _show(node: exp.Show) -> st.Statement:
     return builder(node)
 
 
-def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
-    db, name = _table_name(node.this)
+def _show_filters(node: exp.Expr) -> tuple:
+    """(where, order_by, limit, offset) of a SHOW over a table's rows (the parser's _parse_show_filters)."""
     order = node.args.get("order")
-    return st.ShowPartitions(
-        db, name, bool(node.args.get("temporary")), _where(node.args.get("where")),
-        tuple(order.expressions) if order else (), _int(node.args.get("limit")),
-        _int(node.args.get("offset")),
-    )
+    return (_where(node.args.get("where")), tuple(order.expressions) if order else (), _int(node.args.get("limit")),
+            _int(node.args.get("offset")))
+
+
+def _show_partitions(node: dx.ShowPartitions) -> st.Statement:
+    return st.ShowPartitions(*_table_name(node.this), bool(node.args.get("temporary")), *_show_filters(node))
 
 
 def _show_table_versions(node: dx.ShowTableVersions) -> st.Statement:
-    db, name = _table_name(node.this)
-    order = node.args.get("order")
-    return st.ShowTableVersions(db, name, _where(node.args.get("where")), tuple(order.expressions) if order else (),
-                                _int(node.args.get("limit")), _int(node.args.get("offset")))
+    return st.ShowTableVersions(*_table_name(node.this), *_show_filters(node))
 
 
 def _show_tablets(node: dx.ShowTablets) -> st.Statement:
-    db, name = _table_name(node.this)
-    order = node.args.get("order")
-    return st.ShowTablets(
-        db, name, tuple(p.name for p in node.expressions), _where(node.args.get("where")),
-        tuple(order.expressions) if order else (), _int(node.args.get("limit")), _int(node.args.get("offset")),
-    )
+    return st.ShowTablets(*_table_name(node.this), tuple(p.name for p in node.expressions), *_show_filters(node))
 
 
 def _show_query_profile(node: dx.ShowQueryProfile) -> st.Statement:

@@ -339,7 +339,7 @@ class StorageEngine:
         # scans hold the rowsets they read; rowsets a compaction replaced are deleted once none does
         self.readers = RowsetReaders(self._remove_stale, self._unlink_rowsets, lambda: float(
             self.config.get("tablet_rowset_stale_sweep_time_sec") or DEFAULT_STALE_SWEEP_SECONDS),
-            lambda rowsets: self.catalog.tablets_retention(rs.tablet_id for rs in rowsets))
+            lambda rowsets: max(self.catalog.tablet_retentions(rs.tablet_id for rs in rowsets).values(), default=0.0))
         self.compaction_config = CompactionConfig.from_mapping(self.config)
         # set by the compaction manager: asked for a cumulative compaction of a tablet near the version limit
         self.compaction_trigger: Callable[[int, str], object] | None = None
@@ -373,9 +373,13 @@ class StorageEngine:
         shutil.rmtree(self.staging_root, ignore_errors=True)
         self.staging_root.mkdir(exist_ok=True)
         # compaction inputs: no reader survives a restart, but time travel reads its tables' retained ones
-        retained = self._retained_stale()
-        self.catalog.remove_stale_rowsets(None if not retained else [
-            s.rowset.rowset_id for s in self.catalog.stale_rowsets() if s.rowset.rowset_id not in retained])
+        stale = self.catalog.stale_rowsets()
+        retention = self.catalog.tablet_retentions(s.rowset.tablet_id for s in stale)
+        now = time.time()
+        retained = [s for s in stale if s.stale_time + retention.get(s.rowset.tablet_id, 0.0) > now]
+        kept = {s.rowset.rowset_id for s in retained}
+        self.catalog.remove_stale_rowsets(None if not kept else [  # (None: every mark, a dropped tablet's too)
+            s.rowset.rowset_id for s in stale if s.rowset.rowset_id not in kept])
         rowset_ids = self.catalog.all_rowset_ids()
         tablet_ids = self.catalog.all_tablet_ids()
         removed = 0
@@ -393,25 +397,12 @@ class StorageEngine:
                     removed += 1
         if removed:
             log.info("storage open: removed %d unreferenced files/folders", removed)
-        for stale_time, rowsets in retained.values():  # queued again, for what is left of their retention
-            self.readers.retire(rowsets, time.monotonic() - max(0.0, time.time() - stale_time))
+        for s in retained:  # queued again, for what is left of their retention
+            self.readers.retire([s.rowset], time.monotonic() - max(0.0, now - s.stale_time))
         aborted = self.catalog.abort_prepared_txns("load interrupted: the server stopped before it was published")
         if aborted:
             log.info("storage open: aborted %d unpublished transactions", aborted)
         self.opened.set()
-
-    def _retained_stale(self) -> dict[str, tuple[float, list[Rowset]]]:
-        """Stale rowsets still inside their table's time travel retention: rowset id -> (stale time, [it])."""
-        out: dict[str, tuple[float, list[Rowset]]] = {}
-        now = time.time()
-        retention: dict[int, float] = {}  # tablet_id -> seconds
-        for stale in self.catalog.stale_rowsets():
-            tid = stale.rowset.tablet_id
-            if tid not in retention:
-                retention[tid] = self.catalog.tablets_retention([tid])
-            if stale.stale_time + retention[tid] > now:
-                out[stale.rowset.rowset_id] = (stale.stale_time, [stale.rowset])
-        return out
 
     def close(self) -> None:
         self.catalog.close()

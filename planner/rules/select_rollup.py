@@ -25,7 +25,7 @@ from sqlglot import exp
 from planner.context import QueryContext
 from planner.logical import LogicalScan, evolve
 from planner.olap_source import OlapTableSource
-from planner.rules.olap_scans import AggregateAbove, OlapScanRule, resolve
+from planner.rules.olap_scans import AggregateAbove, OlapScanRule, aggregate_text, resolve
 from planner.scan_log import ScanShape
 from storage.catalog.model import KEYS_DUP, MaterializedIndexMeta, Tablet
 from storage.predicate import ColumnPredicate, Op
@@ -66,7 +66,7 @@ select_rollup = OlapScanRule(_select_rollup)
 
 
 def scan_shape(above: AggregateAbove, scan: LogicalScan) -> ScanShape:
-    """The GROUP BY columns and the aggregated columns of the aggregate above `scan`, by column name (the rollup
+    """The GROUP BY columns and the aggregate calls of the aggregate above `scan`, by column name (the rollup
     advisor's scan log)."""
     names = {cid: name for name, cid in scan.columns}
     resolved = resolve(above, scan)
@@ -75,9 +75,9 @@ def scan_shape(above: AggregateAbove, scan: LogicalScan) -> ScanShape:
         return sorted({names[c.name] for c in e.find_all(exp.Column) if c.name in names})
 
     group_by = tuple(dict.fromkeys(n for k in resolved.keys for n in columns(k)))
-    aggregates = tuple(dict.fromkeys((func, n) for func, _, args in resolved.calls
-                                     for n in ([m for a in args for m in columns(a)] or ["*"])))
-    return ScanShape(group_by, aggregates, True)
+    aggregates = tuple(dict.fromkeys(aggregate_text(func, distinct, args, names) for func, distinct, args in
+                                     resolved.calls))
+    return ScanShape(group_by, aggregates)
 
 
 def _placeholder(source: OlapTableSource, index: MaterializedIndexMeta, name: str) -> str:

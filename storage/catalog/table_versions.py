@@ -139,17 +139,18 @@ class TableVersionCatalog:
                             "LIMIT 1", (table_id, version)).fetchone()
         return None if row is None else _version_from(row)
 
-    def tablets_retention(self, tablet_ids: Iterable[int]) -> float:
-        """The longest time travel retention of the tables these tablets belong to (seconds, 0: none)."""
+    def tablet_retentions(self, tablet_ids: Iterable[int]) -> dict[int, float]:
+        """tablet_id -> the time travel retention of its table (seconds, 0: none; a tablet gone: absent)."""
         ids = sorted(set(tablet_ids))
-        texts: set[str] = set()
+        out: dict[int, float] = {}
         with self._read() as c:
             for k in range(0, len(ids), 500):
                 chunk = ids[k:k + 500]
-                texts |= {r[0] for r in c.execute(
-                    "SELECT DISTINCT t.properties FROM tables t JOIN tablets b ON b.table_id = t.table_id "
-                    f"WHERE b.tablet_id IN ({','.join('?' * len(chunk))})", chunk)}
-        return max((retention_seconds(dict(json.loads(t))) for t in texts), default=0.0)
+                for tablet_id, props in c.execute(
+                        "SELECT b.tablet_id, t.properties FROM tables t JOIN tablets b ON b.table_id = t.table_id "
+                        f"WHERE b.tablet_id IN ({','.join('?' * len(chunk))})", chunk):
+                    out[tablet_id] = retention_seconds(dict(json.loads(props)))
+        return out
 
     def retained_bytes(self, table_id: int) -> dict[int, int]:
         """index_id -> bytes of the table's stale rowsets: compaction inputs and replaced data kept for older

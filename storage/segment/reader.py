@@ -337,12 +337,15 @@ class SegmentReader:
         if any(p.column == self._first_short_key for p in preds):  # else the short key index cannot help
             # the segment's rows are sorted by its keys: the first one's comparisons are sought in the whole
             # column at once when it can be; else the short key index finds their blocks and the seek runs there
-            narrowed, sought = self._seek_first_key(preds, ranges, stats)
+            seek = self._first_key_seek(preds, stats)
+            narrowed, sought = self._seek_first_key(*seek, ranges) if seek is not None else (ranges, [])
             if not sought:
                 sk = self._short_key_index()
                 found = sk.row_ranges(preds) if sk is not None else None
                 if found is not None:
-                    narrowed, sought = self._seek_first_key(preds, ranges.intersect(found), stats)
+                    narrowed = ranges.intersect(found)
+                    if seek is not None:
+                        narrowed, sought = self._seek_first_key(*seek, narrowed)
             if stats is not None:
                 stats.rows_key_range_filtered += ranges.count() - narrowed.count()
             ranges = narrowed
@@ -386,22 +389,26 @@ class SegmentReader:
                 return ranges, ids, sought + [preds[i] for i in answered]
         return ranges, None, sought
 
-    def _seek_first_key(self, preds: Sequence[ColumnPredicate], ranges: RowRanges, stats: ScanStats | None
-                        ) -> tuple[RowRanges, list[ColumnPredicate]]:
-        """Within one range (the segment, or the short key index's), the rows of the first key column's
-        comparisons found by binary search in the sorted column, as Doris seeks a key range's ends in the
-        segment's rows (its short key index only finds the 1024-row blocks holding them): exact rows, so those
-        predicates are not evaluated again. An integer column without NULLs in the range, decoded whole in the
-        column cache by the rule of the scan's own reads (else the scan's filter answers)."""
-        if len(ranges) != 1:
-            return ranges, []
+    def _first_key_seek(self, preds: Sequence[ColumnPredicate], stats: ScanStats | None
+                        ) -> tuple[list[ColumnPredicate], pa.Array] | None:
+        """The first key column's comparisons a binary search can answer and that column, decoded whole in the
+        column cache by the rule of the scan's own reads; None when there are none (an integer column only)."""
         column = self._first_short_key
         t = self._types.get(column)
         keyed = [p for p in preds if p.column == column and p.op in _SEEK_SIDES and len(p.values) == 1]
         if not keyed or t is None or not pa.types.is_integer(t) or not all(plain_int(p.value, t) for p in keyed):
-            return ranges, []
+            return None
         cached = self._cached_column(column, stats if stats is not None else ScanStats(), fill=False)
-        if not isinstance(cached, pa.Array):
+        return (keyed, cached) if isinstance(cached, pa.Array) else None
+
+    @staticmethod
+    def _seek_first_key(keyed: list[ColumnPredicate], cached: pa.Array, ranges: RowRanges
+                        ) -> tuple[RowRanges, list[ColumnPredicate]]:
+        """Within one range (the segment, or the short key index's), the rows of the first key column's
+        comparisons `keyed` found by binary search in the sorted column, as Doris seeks a key range's ends in the
+        segment's rows (its short key index only finds the 1024-row blocks holding them): exact rows, so those
+        predicates are not evaluated again. Not when the range holds NULLs (then the scan's filter answers)."""
+        if len(ranges) != 1:
             return ranges, []
         start, end = int(ranges.starts[0]), int(ranges.ends[0])
         # (a slice counts its NULLs again; the whole column's count is kept with it)
